@@ -1,0 +1,90 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Library products an app links stay free of server frameworks: Hummingbird, GraphQL execution and
+// jwt-kit arrive only with the local backend and the CLI.
+let strictSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "VortexRealtime",
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
+    products: [
+        .library(name: "SubscriberCore", targets: ["SubscriberCore"]),
+        .library(name: "AppSyncEventsTransport", targets: ["AppSyncEventsTransport"]),
+        .library(name: "GraphQLTransport", targets: ["GraphQLTransport"]),
+        .library(name: "BackendNotifier", targets: ["BackendNotifier"]),
+        .library(name: "Composition", targets: ["Composition"]),
+        .library(name: "RealtimeTesting", targets: ["RealtimeTesting"]),
+        .executable(name: "vortex-realtime", targets: ["VortexRealtimeCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    ],
+    targets: [
+        .target(
+            name: "SubscriberCore",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "WSClient", package: "swift-websocket"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "RealtimeTesting",
+            dependencies: ["SubscriberCore"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "AppSyncEventsTransport",
+            dependencies: [
+                "SubscriberCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(name: "GraphQLTransport", dependencies: ["SubscriberCore"], swiftSettings: strictSettings),
+        .target(name: "BackendNotifier", dependencies: ["SubscriberCore"], swiftSettings: strictSettings),
+        .target(
+            name: "Composition",
+            dependencies: ["SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "VortexRealtimeCLI",
+            dependencies: [
+                "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "Composition",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SubscriberCoreTests",
+            dependencies: [
+                "SubscriberCore", "RealtimeTesting",
+                // The real-socket smoke test runs a minimal scripted WebSocket server on NIO.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AppSyncEventsTransportTests",
+            dependencies: ["AppSyncEventsTransport", "SubscriberCore", "RealtimeTesting"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(name: "GraphQLTransportTests", dependencies: ["GraphQLTransport"], swiftSettings: strictSettings),
+        .testTarget(name: "BackendNotifierTests", dependencies: ["BackendNotifier"], swiftSettings: strictSettings),
+        .testTarget(name: "CompositionTests", dependencies: ["Composition"], swiftSettings: strictSettings),
+    ]
+)

@@ -1,0 +1,41 @@
+import SubscriberCore
+
+/// Everything that tunes an ``AppSyncEventsTransport``.
+public struct AppSyncEventsConfiguration: Sendable {
+    /// The most subscriptions the service allows on one connection.
+    public static let serviceSubscriptionLimit = 200
+
+    /// The API's endpoint.
+    public var endpoint: AppSyncEndpoint
+    /// Delays between reconnect attempts. Default: fixed 10 s, unlimited.
+    public var reconnectPolicy: ReconnectPolicy = .default
+    /// How long to wait for `connection_ack`. Default 15 s.
+    public var ackTimeout: Duration = .seconds(15)
+    /// Keep-alive window when `connection_ack` carries no `connectionTimeoutMs`. Default 300 s (the service's).
+    public var defaultKeepAliveTimeout: Duration = .milliseconds(300_000)
+    /// The longest a connection may live before it is replaced without a gap; `nil` never rotates. Default 24 h.
+    public var maxConnectionDuration: Duration? = .seconds(24 * 3600)
+    /// How long before ``maxConnectionDuration`` the replacement connection is opened. Default 5 min.
+    public var rotationLead: Duration = .seconds(300)
+    /// How long a rotation may take to get every subscription live on the new connection. Default 30 s.
+    public var rotationTimeout: Duration = .seconds(30)
+    /// How long a WebSocket publish waits for `publish_success`. Default 15 s.
+    public var publishTimeout: Duration = .seconds(15)
+    /// Events buffered per subscription for a slow consumer before the oldest are dropped (and counted). Default 1024.
+    public var subscriptionBufferLimit: Int = 1024
+    /// Subscriptions allowed on the connection; the next one fails with ``RealtimeError/subscriptionLimitReached(_:)``.
+    public var maxSubscriptions: Int = AppSyncEventsConfiguration.serviceSubscriptionLimit
+    /// Where ``AppSyncEventsTransport/publish(_:)`` sends events.
+    public var publishRoute: PublishRoute = .webSocket
+
+    /// Where publishes go.
+    public enum PublishRoute: String, Sendable, CaseIterable {
+        /// Over the WebSocket (`publish` message).
+        case webSocket = "websocket"
+        /// Over HTTP `POST /event`.
+        case http
+    }
+
+    /// Creates a configuration with defaults for everything but the endpoint.
+    public init(endpoint: AppSyncEndpoint) { self.endpoint = endpoint }
+}

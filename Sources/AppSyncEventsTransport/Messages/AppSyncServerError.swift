@@ -1,0 +1,51 @@
+import Foundation
+import SubscriberCore
+
+/// One entry of an AppSync Events `errors` array.
+public struct AppSyncServerError: Sendable, Equatable, Decodable {
+    /// For example `UnauthorizedException` or `BadRequestException`.
+    public var errorType: String
+    /// The service's message, when given.
+    public var message: String?
+
+    /// Creates an error entry.
+    public init(errorType: String, message: String? = nil) {
+        self.errorType = errorType
+        self.message = message
+    }
+
+    private enum CodingKeys: String, CodingKey { case errorType, message }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        errorType = try container.decodeIfPresent(String.self, forKey: .errorType) ?? "UnknownError"
+        message = try container.decodeIfPresent(String.self, forKey: .message)
+    }
+
+    /// The error types that mean the credentials were refused (never worth retrying with the same credentials).
+    static let authErrorTypes: Set<String> = [
+        "UnauthorizedException", "Unauthorized", "NotAuthorizedException", "AuthorizationError", "ForbiddenException",
+    ]
+
+    /// Whether this error means the credentials were refused.
+    public var isAuthFailure: Bool {
+        Self.authErrorTypes.contains(errorType) || (message?.localizedCaseInsensitiveContains("token expired") ?? false)
+    }
+
+    /// Decodes the `errors` array of a frame; an empty array when there is none or it is malformed.
+    static func decodeErrors(from frame: Data) -> [AppSyncServerError] {
+        struct Envelope: Decodable { var errors: [AppSyncServerError]? }
+        return (try? JSONDecoder().decode(Envelope.self, from: frame))?.errors ?? []
+    }
+
+    /// The first error, or a placeholder naming the message type when the server sent none.
+    static func first(of errors: [AppSyncServerError], type: String) -> AppSyncServerError {
+        errors.first ?? AppSyncServerError(errorType: "UnknownError", message: "\(type) without errors")
+    }
+
+    /// The subscription error for this entry.
+    var subscriptionError: RealtimeError {
+        if errorType == "MaxSubscriptionsReachedError" { return .subscriptionLimitReached(AppSyncEventsConfiguration.serviceSubscriptionLimit) }
+        return .subscriptionRejected(errorType: errorType, message: message)
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+
+/// The top-level members of one JSON object, found in a single pass without building a tree.
+///
+/// Transports scan every inbound frame once with this: they read the few short fields they route on
+/// (`type`, `id`) and slice or unescape the payload bytes exactly once, instead of decoding the frame into
+/// `[String: Any]` and re-encoding the payload. Values are skipped structurally (strings, nesting); they are
+/// validated later, when the consumer decodes the payload.
+public struct JSONEnvelope: Sendable {
+    /// One `"key": value` member, as byte offsets into the scanned buffer.
+    public struct Member: Sendable, Equatable {
+        /// Offsets of the key's characters, without the quotes.
+        public var key: Range<Int>
+        /// Whether the key contains escapes (then it is compared after unescaping).
+        public var keyHasEscapes: Bool
+        /// Offsets of the value: for strings, the characters without the quotes; otherwise the whole value.
+        public var value: Range<Int>
+        /// The kind of value.
+        public var kind: Kind
+        /// Whether a string value contains escapes.
+        public var valueHasEscapes: Bool
+    }
+
+    /// The kind of a member's value.
+    public enum Kind: Sendable, Equatable {
+        /// A string (offsets exclude the quotes).
+        case string
+        /// An object.
+        case object
+        /// An array.
+        case array
+        /// A number.
+        case number
+        /// `true`, `false` or `null`.
+        case literal
+    }
+
+    /// The members in document order.
+    public private(set) var members: [Member]
+
+    /// Scans `bytes`, which must hold exactly one JSON object (surrounding white space allowed).
+    public init(scanning bytes: UnsafeBufferPointer<UInt8>) throws(JSONScanError) {
+        var scanner = Scanner(bytes: bytes)
+        members = try scanner.scanTopLevelObject()
+    }
+
+    /// The member named `key`, if present (the first one, when a key repeats).
+    public func member(_ key: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> Member? {
+        key.withUTF8Buffer { wanted in
+            members.first { member in
+                if member.keyHasEscapes {
+                    guard let decoded = try? JSONEnvelope.unescape(bytes, member.key) else { return false }
+                    return decoded.elementsEqual(wanted)
+                }
+                return member.key.count == wanted.count
+                    && zip(bytes[member.key], wanted).allSatisfy { $0 == $1 }
+            }
+        }
+    }
+
+    /// The string value of `key`; `nil` when absent or not a string.
+    public func string(_ key: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        guard let member = member(key, in: bytes), member.kind == .string else { return nil }
+        if !member.valueHasEscapes { return String(decoding: UnsafeBufferPointer(rebasing: bytes[member.value]), as: UTF8.self) }
+        return (try? JSONEnvelope.unescape(bytes, member.value)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The raw bytes of `key`'s value (for strings, the unescaped characters); `nil` when absent.
+    public func valueBytes(_ key: StaticString, in bytes: UnsafeBufferPointer<UInt8>) throws(JSONScanError) -> Data? {
+        guard let member = member(key, in: bytes) else { return nil }
+        if member.kind == .string && member.valueHasEscapes { return try JSONEnvelope.unescape(bytes, member.value) }
+        return Data(UnsafeBufferPointer(rebasing: bytes[member.value]))
+    }
+
+    /// Decodes the characters of a JSON string (offsets without quotes) into UTF-8 bytes.
+    public static func unescape(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) throws(JSONScanError) -> Data {
+        var output = Data()
+        output.reserveCapacity(range.count)
+        var index = range.lowerBound
+        while index < range.upperBound {
+            // Copy runs without escapes in one go.
+            var runEnd = index
+            while runEnd < range.upperBound && bytes[runEnd] != UInt8(ascii: "\\") { runEnd += 1 }
+            if runEnd > index { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<runEnd])) }
+            index = runEnd
+            guard index < range.upperBound else { break }
+            guard index + 1 < range.upperBound else { throw .malformed("dangling escape", offset: index) }
+            let escaped = bytes[index + 1]
+            index += 2
+            switch escaped {
+            case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"))
+            case UInt8(ascii: "/"): output.append(UInt8(ascii: "/"))
+            case UInt8(ascii: "b"): output.append(0x08)
+            case UInt8(ascii: "f"): output.append(0x0C)
+            case UInt8(ascii: "n"): output.append(0x0A)
+            case UInt8(ascii: "r"): output.append(0x0D)
+            case UInt8(ascii: "t"): output.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try hex4(bytes, at: index, limit: range.upperBound)
+                index += 4
+                if (0xD800...0xDBFF).contains(scalar) {
+                    // A high surrogate must be followed by an escaped low surrogate.
+                    guard index + 6 <= range.upperBound, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                    else { throw .malformed("unpaired surrogate", offset: index) }
+                    let low = try hex4(bytes, at: index + 2, limit: range.upperBound)
+                    guard (0xDC00...0xDFFF).contains(low) else { throw .malformed("unpaired surrogate", offset: index) }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    index += 6
+                } else if (0xDC00...0xDFFF).contains(scalar) {
+                    throw .malformed("unpaired surrogate", offset: index)
+                }
+                guard let unicode = Unicode.Scalar(scalar) else { throw .malformed("invalid scalar", offset: index) }
+                output.append(contentsOf: Array(String(Character(unicode)).utf8))
+            default:
+                throw .malformed("invalid escape", offset: index - 1)
+            }
+        }
+        return output
+    }
+
+    private static func hex4(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int, limit: Int) throws(JSONScanError) -> UInt32 {
+        guard index + 4 <= limit else { throw .malformed("short \\u escape", offset: index) }
+        var value: UInt32 = 0
+        for offset in 0..<4 {
+            let byte = bytes[index + offset]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw .malformed("bad hex digit in \\u escape", offset: index + offset)
+            }
+            value = value << 4 | digit
+        }
+        return value
+    }
+}
+
+/// Why a frame could not be scanned as a JSON object.
+public enum JSONScanError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The bytes are not a well-formed JSON object at `offset`.
+    case malformed(String, offset: Int)
+
+    public var description: String {
+        switch self {
+        case .malformed(let what, let offset): "malformed JSON at byte \(offset): \(what)"
+        }
+    }
+}
+
+extension String {
+    /// Runs `body` over the string's UTF-8 bytes without copying a native string.
+    @inlinable
+    public func withContiguousUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        if let result = try utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = self
+        return try copy.withUTF8(body)
+    }
+}

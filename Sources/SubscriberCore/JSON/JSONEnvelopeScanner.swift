@@ -1,0 +1,127 @@
+extension JSONEnvelope {
+    /// The single-pass structural scanner behind ``JSONEnvelope``.
+    struct Scanner {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+
+        init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+        mutating func scanTopLevelObject() throws(JSONScanError) -> [Member] {
+            skipWhitespace()
+            try expect(UInt8(ascii: "{"), "expected an object")
+            var members: [Member] = []
+            members.reserveCapacity(6)
+            skipWhitespace()
+            if peek() == UInt8(ascii: "}") {
+                index += 1
+            } else {
+                while true {
+                    skipWhitespace()
+                    guard peek() == UInt8(ascii: "\"") else { throw fail("expected a key") }
+                    let (key, keyEscapes) = try scanString()
+                    skipWhitespace()
+                    try expect(UInt8(ascii: ":"), "expected ':'")
+                    skipWhitespace()
+                    let (value, kind, valueEscapes) = try scanValue()
+                    members.append(Member(key: key, keyHasEscapes: keyEscapes, value: value, kind: kind, valueHasEscapes: valueEscapes))
+                    skipWhitespace()
+                    guard let next = peek() else { throw fail("unterminated object") }
+                    index += 1
+                    if next == UInt8(ascii: "}") { break }
+                    guard next == UInt8(ascii: ",") else { throw fail("expected ',' or '}'") }
+                }
+            }
+            skipWhitespace()
+            guard index == bytes.count else { throw fail("trailing characters after the object") }
+            return members
+        }
+
+        private func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
+
+        private func fail(_ what: String) -> JSONScanError { .malformed(what, offset: index) }
+
+        private mutating func expect(_ byte: UInt8, _ what: String) throws(JSONScanError) {
+            guard peek() == byte else { throw fail(what) }
+            index += 1
+        }
+
+        private mutating func skipWhitespace() {
+            while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { index += 1 }
+        }
+
+        /// At an opening quote: returns the characters' offsets (without quotes) and whether escapes occur.
+        private mutating func scanString() throws(JSONScanError) -> (Range<Int>, Bool) {
+            index += 1
+            let start = index
+            var escapes = false
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    defer { index += 1 }
+                    return (start..<index, escapes)
+                }
+                if byte == UInt8(ascii: "\\") {
+                    escapes = true
+                    index += 2
+                    continue
+                }
+                if byte < 0x20 { throw fail("control character in string") }
+                index += 1
+            }
+            throw .malformed("unterminated string", offset: start - 1)
+        }
+
+        private mutating func scanValue() throws(JSONScanError) -> (Range<Int>, Kind, Bool) {
+            guard let first = peek() else { throw fail("expected a value") }
+            let start = index
+            switch first {
+            case UInt8(ascii: "\""):
+                let (range, escapes) = try scanString()
+                return (range, .string, escapes)
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                try skipNested()
+                return (start..<index, first == UInt8(ascii: "{") ? .object : .array, false)
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                while let byte = peek(), Self.isNumberByte(byte) { index += 1 }
+                return (start..<index, .number, false)
+            case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+                while let byte = peek(), (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) { index += 1 }
+                let word = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                guard word == "true" || word == "false" || word == "null" else { throw .malformed("invalid literal", offset: start) }
+                return (start..<index, .literal, false)
+            default:
+                throw fail("unexpected character")
+            }
+        }
+
+        private static func isNumberByte(_ byte: UInt8) -> Bool {
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+")
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
+        }
+
+        /// Skips a balanced object or array, stepping over strings so brackets inside them do not count.
+        private mutating func skipNested() throws(JSONScanError) {
+            var stack: [UInt8] = []
+            let start = index
+            while index < bytes.count {
+                let byte = bytes[index]
+                switch byte {
+                case UInt8(ascii: "\""):
+                    _ = try scanString()
+                    continue
+                case UInt8(ascii: "{"): stack.append(UInt8(ascii: "}"))
+                case UInt8(ascii: "["): stack.append(UInt8(ascii: "]"))
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    guard stack.popLast() == byte else { throw fail("mismatched bracket") }
+                    if stack.isEmpty {
+                        index += 1
+                        return
+                    }
+                default: break
+                }
+                index += 1
+            }
+            throw .malformed("unterminated value", offset: start)
+        }
+    }
+}

@@ -1,0 +1,31 @@
+/// A real-time transport: one logical connection to a backend carrying many subscriptions.
+///
+/// Both `GraphQLTransport` (graphql-transport-ws) and `AppSyncEventsTransport` implement this, so the notifier
+/// above them never knows which protocol runs underneath.
+///
+/// Contract:
+/// - Connecting is lazy: the first ``subscribe(_:)`` or ``publish(_:)`` opens the connection.
+/// - ``subscribe(_:)`` returns at once; the stream yields ``SubscriptionEvent/live`` when the server confirms,
+///   then payloads, and ``SubscriptionEvent/resumed(gap:)`` after every reconnect that re-established it.
+///   It ends normally after ``disconnect()`` or when the server completes it, and with a ``RealtimeError`` otherwise.
+/// - Cancelling the consumer's iteration (or dropping the stream) unsubscribes on the wire.
+/// - Unexpected closes reconnect per the ``ReconnectPolicy``, asking ``AuthSession`` again every time.
+public protocol RealtimeTransport: Sendable {
+    /// A short name for logs and connection events, for example `"appsync"` or `"graphql"`.
+    var name: String { get }
+
+    /// Starts a subscription. Invalid requests are reported by finishing the stream with a ``RealtimeError``.
+    func subscribe(_ request: SubscriptionRequest) async -> AsyncThrowingStream<SubscriptionEvent, any Error>
+
+    /// Publishes events where the transport supports it.
+    ///
+    /// - Throws: ``RealtimeError/unsupported(_:)`` on transports that cannot publish, or the publish failure.
+    func publish(_ request: PublishRequest) async throws -> PublishResult
+
+    /// Closes the connection with a normal close, ends every subscription stream normally and stops reconnecting.
+    /// A later `subscribe` starts afresh.
+    func disconnect() async
+
+    /// A new stream of connection states. It starts with the current state; many observers may listen at once.
+    func connectionStates() async -> AsyncStream<ConnectionState>
+}

@@ -1,0 +1,58 @@
+import Foundation
+
+/// What a subscription stream yields.
+public enum SubscriptionEvent: Sendable, Equatable {
+    /// The server confirmed the subscription: events published from now on will arrive.
+    case live
+    /// One event's payload.
+    case payload(RealtimePayload)
+    /// The subscription is live again after a reconnect (or a connection rotation that could not be seamless):
+    /// events published inside `gap` may have been missed; refetch state if that matters.
+    case resumed(gap: GapWindow)
+}
+
+/// The interval during which a subscription was not live, in wall-clock time.
+public struct GapWindow: Sendable, Equatable, CustomStringConvertible {
+    /// When the subscription stopped being live (the connection was lost).
+    public var start: Date
+    /// When it was live again.
+    public var end: Date
+
+    /// Creates a window.
+    public init(start: Date, end: Date) {
+        self.start = start
+        self.end = end
+    }
+
+    /// The length of the window.
+    public var duration: TimeInterval { end.timeIntervalSince(start) }
+
+    public var description: String {
+        "\(start.formatted(.iso8601))...\(end.formatted(.iso8601)) (\(String(format: "%.3f", duration)) s)"
+    }
+}
+
+/// One event's raw JSON, exactly as the server sent it (for AppSync Events: the unescaped `event` string;
+/// for GraphQL: the value of the subscription field inside `data`, plus any `errors`).
+///
+/// The bytes are sliced or unescaped once from the frame; decode them with ``decode(_:using:)``.
+public struct RealtimePayload: Sendable, Equatable {
+    /// The event's JSON bytes.
+    public var json: Data
+    /// GraphQL `errors` delivered beside the data, as JSON array text; `nil` when there were none.
+    public var graphQLErrorsJSON: Data?
+
+    /// Creates a payload.
+    public init(json: Data, graphQLErrorsJSON: Data? = nil) {
+        self.json = json
+        self.graphQLErrorsJSON = graphQLErrorsJSON
+    }
+
+    /// The JSON as text (for logs and the CLI).
+    public var text: String { String(decoding: json, as: UTF8.self) }
+
+    /// Decodes the JSON into `type`.
+    public func decode<T: Decodable>(_ type: T.Type, using decoder: JSONDecoder = JSONDecoder()) throws -> T {
+        try decoder.decode(type, from: json)
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// A complete WebSocket data message (fragments already joined).
+public enum WebSocketMessage: Sendable, Equatable {
+    /// A text message.
+    case text(String)
+    /// A binary message.
+    case binary(Data)
+}
+
+/// How a WebSocket connection ended, as seen by the side that reads it.
+public struct WebSocketCloseInfo: Sendable, Equatable, CustomStringConvertible {
+    /// The close code from the peer's close frame; `nil` when the connection ended without one
+    /// (transport failure, which RFC 6455 reports as 1006).
+    public var code: UInt16?
+    /// The close reason from the peer's close frame, or a description of the transport failure.
+    public var reason: String
+    /// Whether the close was started by this side (``WebSocketConnection/close(code:reason:)``).
+    public var initiatedLocally: Bool
+
+    /// Creates close information.
+    public init(code: UInt16?, reason: String = "", initiatedLocally: Bool = false) {
+        self.code = code
+        self.reason = reason
+        self.initiatedLocally = initiatedLocally
+    }
+
+    /// The code with RFC 6455's reserved value 1006 for "closed abnormally" when no frame arrived.
+    public var effectiveCode: UInt16 { code ?? 1006 }
+
+    public var description: String {
+        let who = initiatedLocally ? "local" : "remote"
+        return reason.isEmpty ? "\(effectiveCode) (\(who))" : "\(effectiveCode) \(reason) (\(who))"
+    }
+}
+
+/// What ``WebSocketConnection/receive()`` yields: a message, or the end of the connection.
+public enum WebSocketInboundEvent: Sendable, Equatable {
+    /// A data message from the peer.
+    case message(WebSocketMessage)
+    /// The connection has ended; every later `receive()` returns this again.
+    case closed(WebSocketCloseInfo)
+}

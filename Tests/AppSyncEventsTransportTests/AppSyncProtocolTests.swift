@@ -1,0 +1,170 @@
+@testable import AppSyncEventsTransport
+import Foundation
+import RealtimeTesting
+import SubscriberCore
+import Testing
+
+@Suite("AppSync Events protocol through the scripted server")
+struct AppSyncProtocolTests {
+    @Test("connects lazily with both subprotocols and connection_init, then subscribes with authorization")
+    func handshakeAndSubscribe() async throws {
+        let harness = try AppSyncHarness()
+        #expect(harness.server.connectionCount == 0)
+        let probe = await harness.subscribe("vortex-app/user/u-1/device/*")
+        let connection = try await harness.acceptConnection()
+        let protocols = connection.request.subprotocols
+        #expect(protocols.first == "aws-appsync-event-ws")
+        let header = try #require(protocols.last)
+        #expect(header.hasPrefix("header-"))
+        #expect(!header.contains("=") && !header.contains("+") && !header.contains("/"))
+        let decoded = try #require(AppSyncAuthorizer.decodeBase64URL(String(header.dropFirst("header-".count))))
+        let auth = try #require(JSONSerialization.jsonObject(with: decoded) as? [String: String])
+        #expect(auth == ["host": "abc.appsync-api.us-east-1.amazonaws.com", "Authorization": "jwt-1"])
+        #expect(connection.request.url.absoluteString == "wss://abc.appsync-realtime-api.us-east-1.amazonaws.com/event/realtime")
+
+        let frame = try await connection.nextSentJSON()
+        #expect(frame["type"] as? String == "subscribe")
+        #expect(frame["id"] as? String == "id-1")
+        #expect(frame["channel"] as? String == "vortex-app/user/u-1/device/*")
+        #expect(frame["authorization"] as? [String: String] == ["host": "abc.appsync-api.us-east-1.amazonaws.com", "Authorization": "jwt-1"])
+
+        connection.emit(#"{"type":"subscribe_success","id":"id-1"}"#)
+        #expect(try await probe.next() == .live)
+        let event = #"{"eventType":"device/presenceChanged","online":true,"mac":"AA:BB","note":"é 🚀 </tag> \"q\""}"#
+        connection.emit(AppSyncHarness.dataFrame(id: "id-1", event: event))
+        guard case .payload(let payload) = try await probe.next() else { Issue.record("expected a payload"); return }
+        #expect(payload.text == event)
+        await harness.transport.disconnect()
+        guard case .finished = try await probe.ending() else { Issue.record("disconnect must end streams normally"); return }
+        #expect(connection.clientClose?.code == 1000)
+    }
+
+    @Test("a subscribe_error fails only that subscription; its sibling stays live")
+    func subscribeErrorIsolated() async throws {
+        let harness = try AppSyncHarness()
+        let good = await harness.subscribe("vortex-app/user/u-1/roleChanged")
+        let bad = await harness.subscribe("vortex-app/user/u-2/roleChanged")
+        let connection = try await harness.acceptConnection()
+        let first = try await AppSyncHarness.expectSubscribe(on: connection, channel: "vortex-app/user/u-1/roleChanged")
+        let second = try await AppSyncHarness.expectSubscribe(on: connection, channel: "vortex-app/user/u-2/roleChanged")
+        connection.emit(#"{"type":"subscribe_success","id":"\#(first)"}"#)
+        connection.emit(#"{"type":"subscribe_error","id":"\#(second)","errors":[{"errorType":"UnauthorizedException","message":"not yours"}]}"#)
+        guard case .failed(let error) = try await bad.ending() else { Issue.record("the rejected stream must fail"); return }
+        #expect(error as? RealtimeError == .subscriptionRejected(errorType: "UnauthorizedException", message: "not yours"))
+        #expect(try await good.next() == .live)
+        connection.emit(AppSyncHarness.dataFrame(id: first, event: #"{"reason":"x"}"#))
+        #expect(try await good.next() == .payload(RealtimePayload(json: Data(#"{"reason":"x"}"#.utf8))))
+        #expect(!connection.isClosed)
+        await harness.transport.disconnect()
+    }
+
+    @Test("a data frame whose event is an array of JSON strings (seed documents' shape) delivers each")
+    func eventArrayTolerated() async throws {
+        let harness = try AppSyncHarness()
+        let probe = await harness.subscribe("default/a")
+        let connection = try await harness.acceptConnection()
+        let id = try await AppSyncHarness.expectSubscribe(on: connection, channel: "default/a")
+        connection.emit(#"{"type":"subscribe_success","id":"\#(id)"}"#)
+        connection.emit(#"{"type":"data","id":"\#(id)","event":["{\"n\":1}","{\"n\":2}"]}"#)
+        _ = try await probe.next()
+        _ = try await probe.next()
+        _ = try await probe.next()
+        #expect(probe.payloadTexts == [#"{"n":1}"#, #"{"n":2}"#])
+        await harness.transport.disconnect()
+    }
+
+    @Test("malformed frames, unknown types and stray ids are ignored without harm")
+    func robustness() async throws {
+        let harness = try AppSyncHarness()
+        let probe = await harness.subscribe("default/a")
+        let connection = try await harness.acceptConnection()
+        let id = try await AppSyncHarness.expectSubscribe(on: connection, channel: "default/a")
+        connection.emit(#"{"type":"subscribe_success","id":"\#(id)"}"#)
+        for junk in ["not json", "[1,2]", #"{"type":42}"#, #"{"id":"x"}"#, #"{"type":"mystery"}"#, #"{"type":"data","id":"nope","event":"{}"}"#, #"{"type":"data"}"#, "{\"type\":\"data\",\"id\":\"\(id)\",\"event\":\"\\ud800\"}"] {
+            connection.emit(junk)
+        }
+        connection.emit(AppSyncHarness.dataFrame(id: id, event: #"{"ok":true}"#))
+        #expect(try await probe.next() == .live)
+        #expect(try await probe.next() == .payload(RealtimePayload(json: Data(#"{"ok":true}"#.utf8))))
+        #expect(!connection.isClosed)
+        await harness.transport.disconnect()
+    }
+
+    @Test("cancelling a stream sends unsubscribe; the last one closes the connection")
+    func cancelUnsubscribesAndClosesWhenIdle() async throws {
+        let harness = try AppSyncHarness()
+        let probe = await harness.subscribe("default/a")
+        let connection = try await harness.acceptConnection()
+        let id = try await AppSyncHarness.expectSubscribe(on: connection, channel: "default/a")
+        connection.emit(#"{"type":"subscribe_success","id":"\#(id)"}"#)
+        #expect(try await probe.next() == .live)
+        probe.cancel()
+        let frame = try await connection.nextSentJSON()
+        #expect(frame["type"] as? String == "unsubscribe")
+        #expect(frame["id"] as? String == id)
+        let close = try await connection.waitForClientClose()
+        #expect(close.code == 1000)
+        let states = await harness.transport.connectionStates()
+        var iterator = states.makeAsyncIterator()
+        var last = await iterator.next()
+        while last != .idle { last = await iterator.next() }
+        #expect(last == .idle)
+    }
+
+    @Test("a subscription limit of N refuses the N+1st without sending it")
+    func subscriptionLimit() async throws {
+        let harness = try AppSyncHarness { $0.maxSubscriptions = 3 }
+        var probes: [SubscriptionProbe] = []
+        for index in 0..<3 { probes.append(await harness.subscribe("default/c\(index)")) }
+        let extra = await harness.subscribe("default/c3")
+        guard case .failed(let error) = try await extra.ending() else { Issue.record("the 4th must fail"); return }
+        #expect(error as? RealtimeError == .subscriptionLimitReached(3))
+        let connection = try await harness.acceptConnection()
+        for index in 0..<3 { _ = try await AppSyncHarness.expectSubscribe(on: connection, channel: "default/c\(index)") }
+        #expect(AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(AppSyncHarness.endpointText)).maxSubscriptions == 200)
+        await harness.transport.disconnect()
+    }
+
+    @Test("the service's MaxSubscriptionsReachedError maps to subscriptionLimitReached(200)")
+    func serviceLimitError() async throws {
+        let harness = try AppSyncHarness()
+        let probe = await harness.subscribe("default/a")
+        let connection = try await harness.acceptConnection()
+        let id = try await AppSyncHarness.expectSubscribe(on: connection, channel: "default/a")
+        connection.emit(#"{"type":"subscribe_error","id":"\#(id)","errors":[{"errorType":"MaxSubscriptionsReachedError"}]}"#)
+        guard case .failed(let error) = try await probe.ending() else { Issue.record("must fail"); return }
+        #expect(error as? RealtimeError == .subscriptionLimitReached(200))
+        await harness.transport.disconnect()
+    }
+
+    @Test("invalid channels and GraphQL topics fail the stream before anything is sent")
+    func invalidRequests() async throws {
+        let harness = try AppSyncHarness()
+        let wildcardNamespace = await harness.subscribe("*")
+        let graphQL = SubscriptionProbe(await harness.transport.subscribe(.graphQL(GraphQLOperation(query: "subscription { x }"))))
+        guard case .failed(let first) = try await wildcardNamespace.ending(), case .failed(let second) = try await graphQL.ending() else {
+            Issue.record("both must fail"); return
+        }
+        #expect(first is RealtimeError)
+        if case .invalidChannel = first as? RealtimeError {} else { Issue.record("expected invalidChannel, got \(first)") }
+        if case .unsupported = second as? RealtimeError {} else { Issue.record("expected unsupported, got \(second)") }
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(harness.server.connectionCount == 0)
+    }
+
+    @Test("no log line contains the token, API key or signature")
+    func secretsNeverLogged() async throws {
+        let logs = CapturingLogHandler()
+        let harness = try AppSyncHarness(auth: ScriptedAuthSession(.bearerToken("SECRET-JWT-123")), logHandler: logs)
+        let probe = await harness.subscribe("default/a")
+        let connection = try await harness.acceptConnection()
+        let id = try await AppSyncHarness.expectSubscribe(on: connection, channel: "default/a")
+        connection.emit(#"{"type":"subscribe_success","id":"\#(id)"}"#)
+        #expect(try await probe.next() == .live)
+        connection.emit(#"{"type":"connection_error","errors":[{"errorType":"BadRequestException","message":"m"}]}"#)
+        _ = try await connection.waitForClientClose()
+        await harness.transport.disconnect()
+        #expect(!logs.captured.isEmpty)
+        #expect(logs.captured.allSatisfy { !$0.contains("SECRET-JWT-123") && !$0.contains("header-") })
+    }
+}
