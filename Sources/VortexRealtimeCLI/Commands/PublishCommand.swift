@@ -1,0 +1,56 @@
+import AppSyncEventsTransport
+import ArgumentParser
+import Foundation
+import Logging
+import SubscriberCore
+
+/// `vortex-realtime publish`: publish events and print the per-event result.
+struct PublishCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "publish",
+        abstract: "Publish 1 to 5 JSON events to a channel and print the result as JSON.",
+        discussion: "Exit status 0 when every event was accepted, 1 when any failed, 2 for bad arguments."
+    )
+
+    @Option(help: "The Event API's HTTP URL, ending in /event.")
+    var endpoint: String
+
+    @OptionGroup var auth: AuthOptions
+
+    @Option(help: "The channel to publish to (no wildcard).")
+    var channel: String
+
+    @Option(help: "Publish over http (POST /event) or websocket.")
+    var via: AppSyncEventsConfiguration.PublishRoute = .http
+
+    @Argument(help: "The events, each a JSON value (1 to 5).")
+    var events: [String] = []
+
+    @Flag(help: "Log transport details to stderr.")
+    var verbose = false
+
+    func run() async throws {
+        let logger = CLILogging.bootstrap(verbose: verbose)
+        let endpoint: AppSyncEndpoint
+        do { endpoint = try AppSyncEndpoint(self.endpoint) } catch { throw CLIFailure.badArgument("--endpoint", "\(error)") }
+        do { try ChannelName.validate(channel, for: .publish) } catch { throw CLIFailure.badArgument("--channel", "\(error)") }
+        do { try AppSyncPublishLimits.validate(events) } catch { throw CLIFailure.badArgument("EVENT_JSON", "\(error)") }
+        var configuration = AppSyncEventsConfiguration(endpoint: endpoint)
+        configuration.publishRoute = via
+        configuration.reconnectPolicy = .fixed(.seconds(1), maxAttempts: 2)
+        let transport = AppSyncEventsTransport(
+            configuration: configuration, auth: StaticAuthSession(try auth.credentials()), logger: logger)
+        let result: PublishResult
+        do {
+            result = try await transport.publish(PublishRequest(channel: channel, events: events))
+        } catch {
+            await transport.disconnect()
+            throw CLIFailure.runtime("publish failed: \(error)")
+        }
+        await transport.disconnect()
+        StandardStreams.output(JSONLine.encode(result))
+        if !result.allSucceeded { throw ExitCode(1) }
+    }
+}
+
+extension AppSyncEventsConfiguration.PublishRoute: ExpressibleByArgument {}

@@ -1,0 +1,39 @@
+import ArgumentParser
+import Foundation
+
+/// The `vortex-realtime` command: tools around the VortexRealtime transports.
+@main
+struct VortexRealtime: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "vortex-realtime",
+        abstract: "Subscribe, publish and run the local backend for Vortex real-time events.",
+        subcommands: [TailCommand.self, PublishCommand.self]
+    )
+
+    /// Runs the command, mapping failures to the documented exit statuses: 0 success (and --help),
+    /// 1 runtime failure, 2 bad arguments (one line on stderr naming the argument).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let exit as ExitCode {
+            Foundation.exit(exit.rawValue)
+        } catch let failure as CLIFailure {
+            StandardStreams.error("error: \(failure.message)")
+            Foundation.exit(failure.exitCode)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                StandardStreams.output(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            let message = self.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+            StandardStreams.error("error: \(message)")
+            Foundation.exit(2)
+        }
+    }
+}

@@ -1,1 +1,0 @@
-print("vortex-realtime")

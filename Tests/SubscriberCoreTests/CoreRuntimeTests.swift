@@ -1,0 +1,473 @@
+import Foundation
+import Logging
+import RealtimeTesting
+import Testing
+
+@testable import SubscriberCore
+
+/// Reads `stream` to its end, failing instead of hanging when it does not end.
+private func collect<Element: Sendable>(_ stream: AsyncStream<Element>, seconds: Double = 5) async throws -> [Element] {
+    try await withTestTimeout(seconds, "the stream to end") {
+        var elements: [Element] = []
+        for await element in stream { elements.append(element) }
+        return elements
+    }
+}
+
+/// A payload event whose JSON is the number `n`.
+private func event(_ n: Int) -> SubscriptionEvent { .payload(RealtimePayload(json: Data("\(n)".utf8))) }
+
+// MARK: - ConnectionStateBroadcaster
+
+@Suite("ConnectionStateBroadcaster")
+struct ConnectionStateBroadcasterTests {
+    @Test func newObserverFirstGetsTheCurrentState() async throws {
+        let broadcaster = ConnectionStateBroadcaster()
+        #expect(broadcaster.current == .idle)
+        let first = broadcaster.makeStream()
+        broadcaster.update(.connecting)
+        broadcaster.update(.connected)
+        #expect(broadcaster.current == .connected)
+        let late = broadcaster.makeStream()
+        broadcaster.finish()
+        #expect(try await collect(first) == [.idle, .connecting, .connected])
+        #expect(try await collect(late) == [.connected])
+    }
+
+    @Test func updatesReachEveryObserver() async throws {
+        let broadcaster = ConnectionStateBroadcaster()
+        let streams = (0..<3).map { _ in broadcaster.makeStream() }
+        let states: [ConnectionState] = [
+            .connecting, .connected, .reconnecting(attempt: 1, delay: .seconds(10)),
+            .reconnecting(attempt: 2, delay: .seconds(10)), .disconnected(.requested),
+        ]
+        for state in states { broadcaster.update(state) }
+        broadcaster.finish()
+        for stream in streams {
+            #expect(try await collect(stream) == [.idle] + states)
+        }
+    }
+
+    @Test func identicalConsecutiveStatesAreNotRepeated() async throws {
+        let broadcaster = ConnectionStateBroadcaster()
+        let stream = broadcaster.makeStream()
+        for state: ConnectionState in [
+            .idle, .connecting, .connecting, .connecting, .connected, .connected,
+            .reconnecting(attempt: 1, delay: .seconds(1)), .reconnecting(attempt: 1, delay: .seconds(1)),
+            .reconnecting(attempt: 1, delay: .seconds(2)), .connecting,
+        ] {
+            broadcaster.update(state)
+        }
+        broadcaster.finish()
+        #expect(try await collect(stream) == [
+            .idle, .connecting, .connected, .reconnecting(attempt: 1, delay: .seconds(1)),
+            .reconnecting(attempt: 1, delay: .seconds(2)), .connecting,
+        ])
+    }
+
+    @Test func finishEndsAWaitingObserver() async throws {
+        let broadcaster = ConnectionStateBroadcaster()
+        let stream = broadcaster.makeStream()
+        let reader = Task { try await collect(stream) }
+        // Give the reader a moment to consume the initial state and wait for more.
+        try await Task.sleep(for: .milliseconds(20))
+        broadcaster.update(.connecting)
+        broadcaster.finish()
+        #expect(try await reader.value == [.idle, .connecting])
+        // Updates after finish reach nobody but still move the current state.
+        broadcaster.update(.connected)
+        #expect(broadcaster.current == .connected)
+    }
+
+    @Test func slowObserversKeepTheNewest64States() async throws {
+        let broadcaster = ConnectionStateBroadcaster()
+        let stream = broadcaster.makeStream()
+        for attempt in 1...100 { broadcaster.update(.reconnecting(attempt: attempt, delay: .seconds(1))) }
+        broadcaster.finish()
+        let received = try await collect(stream)
+        #expect(received == (37...100).map { .reconnecting(attempt: $0, delay: .seconds(1)) })
+    }
+
+    @Test func cancelledObserverDoesNotBlockOthers() async throws {
+        let broadcaster = ConnectionStateBroadcaster()
+        let cancelled = Task { for await _ in broadcaster.makeStream() {} }
+        cancelled.cancel()
+        await cancelled.value
+        let stream = broadcaster.makeStream()
+        broadcaster.update(.connecting)
+        broadcaster.finish()
+        #expect(try await collect(stream) == [.idle, .connecting])
+    }
+}
+
+// MARK: - SubscriptionSink
+
+@Suite("SubscriptionSink")
+struct SubscriptionSinkTests {
+    private static let logger = Logger(label: "test.sink")
+
+    /// Reads a subscription stream to its end.
+    private func drain(_ stream: AsyncThrowingStream<SubscriptionEvent, any Error>) async throws -> [SubscriptionEvent] {
+        try await withTestTimeout(5, "the subscription stream to end") {
+            var events: [SubscriptionEvent] = []
+            for try await event in stream { events.append(event) }
+            return events
+        }
+    }
+
+    @Test("a full buffer drops the oldest events and counts them", arguments: [
+        // (limit, yielded, dropped, kept)
+        (2, 5, 3, [4, 5]),
+        (2, 2, 0, [1, 2]),
+        (2, 1, 0, [1]),
+        (3, 10, 7, [8, 9, 10]),
+        (1, 4, 3, [4]),
+        (0, 4, 3, [4]),
+    ])
+    func bufferLimit(limit: Int, yielded: Int, dropped: Int, kept: [Int]) async throws {
+        let (stream, sink) = SubscriptionSink.make(bufferLimit: limit, label: "default/test", logger: Self.logger)
+        for n in 1...yielded {
+            #expect(sink.yield(event(n)) == true)
+        }
+        #expect(sink.droppedCount == dropped)
+        sink.finish()
+        #expect(try await drain(stream) == kept.map(event))
+    }
+
+    @Test func yieldAfterTheConsumerCancelledReturnsFalse() async throws {
+        let (stream, sink) = SubscriptionSink.make(bufferLimit: 2, label: "default/test", logger: Self.logger)
+        let consumer = Task {
+            for try await _ in stream {}
+        }
+        #expect(sink.yield(event(1)) == true)
+        consumer.cancel()
+        _ = await consumer.result
+        #expect(sink.yield(event(2)) == false)
+        #expect(sink.yield(event(3)) == false)
+        #expect(sink.droppedCount == 0)
+    }
+
+    @Test func yieldAfterFinishReturnsFalse() async throws {
+        let (stream, sink) = SubscriptionSink.make(bufferLimit: 4, label: "default/test", logger: Self.logger)
+        #expect(sink.yield(.live) == true)
+        sink.finish()
+        #expect(sink.yield(event(1)) == false)
+        #expect(try await drain(stream) == [.live])
+    }
+
+    @Test func finishWithAnErrorReachesTheConsumerAfterBufferedEvents() async throws {
+        let (stream, sink) = SubscriptionSink.make(bufferLimit: 4, label: "default/test", logger: Self.logger)
+        sink.yield(.live)
+        sink.yield(event(1))
+        sink.finish(throwing: RealtimeError.disconnected)
+        var received: [SubscriptionEvent] = []
+        await #expect(throws: RealtimeError.disconnected) {
+            for try await event in stream { received.append(event) }
+        }
+        #expect(received == [.live, event(1)])
+    }
+}
+
+// MARK: - KeepAliveWatchdog
+
+@Suite("KeepAliveWatchdog")
+struct KeepAliveWatchdogTests {
+    /// Drives a watchdog on a manual clock, one quarter of the timeout at a time.
+    private struct Harness {
+        let clock = ManualClock()
+        let watchdog = KeepAliveWatchdog(timeout: .seconds(8))
+        let finished = Locked(false)
+        let task: Task<Void, any Error>
+
+        init() {
+            let clock = clock
+            let watchdog = watchdog
+            let finished = finished
+            task = Task {
+                try await watchdog.waitForSilence(clock: clock)
+                finished.withLock { $0 = true }
+            }
+        }
+
+        var quarter: Duration { watchdog.timeout / 4 }
+
+        /// Waits until the watchdog sleeps, then lets one quarter pass.
+        func advanceQuarter() async throws {
+            try await clock.waitForSleepers(atLeast: 1)
+            clock.advance(by: quarter)
+        }
+
+        /// Whether the watchdog is still waiting: it has gone back to sleep and has not returned.
+        func isStillWaiting() async throws -> Bool {
+            try await clock.waitForSleepers(atLeast: 1)
+            return !finished.withLock { $0 }
+        }
+
+        func waitForReturn() async throws {
+            let task = task
+            try await withTestTimeout(5, "the watchdog to return") { try await task.value }
+            #expect(finished.withLock { $0 })
+        }
+    }
+
+    @Test func silenceForTheFullTimeoutReturns() async throws {
+        let harness = Harness()
+        for _ in 0..<3 { try await harness.advanceQuarter() }
+        #expect(try await harness.isStillWaiting(), "three quarters of silence are not enough")
+        try await harness.advanceQuarter()
+        try await harness.waitForReturn()
+        #expect(harness.clock.now.offset == .seconds(8))
+    }
+
+    @Test func activityEveryHalfTimeoutKeepsItWaiting() async throws {
+        let harness = Harness()
+        for quarter in 0..<20 {
+            try await harness.clock.waitForSleepers(atLeast: 1)
+            if quarter.isMultiple(of: 2) { harness.watchdog.recordActivity() }
+            harness.clock.advance(by: harness.quarter)
+        }
+        #expect(try await harness.isStillWaiting(), "ten timeouts passed with activity every half timeout")
+        // The last wake saw no activity (one quiet quarter); three more quiet quarters complete the timeout.
+        for _ in 0..<2 { try await harness.advanceQuarter() }
+        #expect(try await harness.isStillWaiting())
+        try await harness.advanceQuarter()
+        try await harness.waitForReturn()
+    }
+
+    @Test func activityJustBeforeTheTimeoutRestartsTheCount() async throws {
+        let harness = Harness()
+        for _ in 0..<3 { try await harness.advanceQuarter() }
+        try await harness.clock.waitForSleepers(atLeast: 1)
+        harness.watchdog.recordActivity()
+        harness.clock.advance(by: harness.quarter)
+        for _ in 0..<3 { try await harness.advanceQuarter() }
+        #expect(try await harness.isStillWaiting(), "only three quiet quarters since the activity")
+        try await harness.advanceQuarter()
+        try await harness.waitForReturn()
+    }
+
+    @Test func cancellationThrows() async throws {
+        let harness = Harness()
+        try await harness.advanceQuarter()
+        try await harness.clock.waitForSleepers(atLeast: 1)
+        harness.task.cancel()
+        let task = harness.task
+        await #expect(throws: CancellationError.self) {
+            try await withTestTimeout(5, "the cancelled watchdog") { try await task.value }
+        }
+        #expect(harness.finished.withLock { $0 } == false)
+        #expect(harness.clock.sleeperCount == 0)
+    }
+}
+
+// MARK: - ManualClock
+
+@Suite("ManualClock")
+struct ManualClockTests {
+    /// Starts a task sleeping `seconds` on `clock` that records its wake-up in `woken`.
+    private func sleeper(_ clock: ManualClock, _ seconds: Int, _ woken: Locked<[Int]>) -> Task<Void, any Error> {
+        Task {
+            try await clock.sleep(for: .seconds(seconds))
+            woken.withLock { $0.append(seconds) }
+        }
+    }
+
+    @Test func sleepersWakeOnlyWhenAdvancedPastTheirDeadline() async throws {
+        let clock = ManualClock()
+        let woken = Locked<[Int]>([])
+        let three = sleeper(clock, 3, woken)
+        try await clock.waitForSleepers(atLeast: 1)
+        let one = sleeper(clock, 1, woken)
+        try await clock.waitForSleepers(atLeast: 2)
+        let two = sleeper(clock, 2, woken)
+        try await clock.waitForSleepers(atLeast: 3)
+
+        clock.advance(by: .milliseconds(999))
+        #expect(clock.sleeperCount == 3)
+        clock.advance(by: .milliseconds(1))
+        #expect(clock.sleeperCount == 2)
+        try await withTestTimeout { try await one.value }
+        #expect(woken.withLock { $0 } == [1])
+
+        clock.advance(by: .milliseconds(500))
+        #expect(clock.sleeperCount == 2)
+        clock.advance(by: .milliseconds(600))
+        #expect(clock.sleeperCount == 1)
+        try await withTestTimeout { try await two.value }
+        #expect(woken.withLock { $0 } == [1, 2])
+
+        clock.advance(by: .seconds(10))
+        #expect(clock.sleeperCount == 0)
+        try await withTestTimeout { try await three.value }
+        #expect(woken.withLock { $0 } == [1, 2, 3])
+        #expect(clock.now.offset == .milliseconds(12_100))
+    }
+
+    @Test func oneAdvanceWakesEverySleeperThatIsDue() async throws {
+        let clock = ManualClock()
+        let woken = Locked<[Int]>([])
+        let tasks = [5, 1, 3, 7].map { sleeper(clock, $0, woken) }
+        try await clock.waitForSleepers(atLeast: 4)
+        clock.advance(by: .seconds(5))
+        #expect(clock.sleeperCount == 1)
+        for index in 0..<3 { try await withTestTimeout { try await tasks[index].value } }
+        #expect(Set(woken.withLock { $0 }) == [1, 3, 5])
+        clock.advance(by: .seconds(2))
+        try await withTestTimeout { try await tasks[3].value }
+        #expect(woken.withLock { $0 }.last == 7)
+    }
+
+    @Test func sleepingUntilAPastDeadlineReturnsAtOnce() async throws {
+        let clock = ManualClock()
+        clock.advance(by: .seconds(5))
+        #expect(clock.now.offset == .seconds(5))
+        try await withTestTimeout {
+            try await clock.sleep(until: ManualClock.Instant(offset: .seconds(3)))
+            try await clock.sleep(until: ManualClock.Instant(offset: .seconds(5)))
+            try await clock.sleep(for: .zero)
+        }
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func cancellingASleepingTaskThrowsCancellationError() async throws {
+        let clock = ManualClock()
+        let task = Task { try await clock.sleep(for: .seconds(60)) }
+        try await clock.waitForSleepers(atLeast: 1)
+        task.cancel()
+        await #expect(throws: CancellationError.self) {
+            try await withTestTimeout(5, "the cancelled sleeper") { try await task.value }
+        }
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func cancellingBeforeSleepingThrowsCancellationError() async throws {
+        let clock = ManualClock()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await clock.sleep(for: .seconds(60))
+        }
+        await #expect(throws: CancellationError.self) {
+            try await withTestTimeout(5, "the cancelled sleeper") { try await task.value }
+        }
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func waitForSleepersTimesOutWhenNobodySleeps() async throws {
+        let clock = ManualClock()
+        await #expect(throws: TestTimeoutError.self) {
+            try await clock.waitForSleepers(atLeast: 1, timeout: 0.05)
+        }
+        let task = Task { try await clock.sleep(for: .seconds(1)) }
+        try await clock.waitForSleepers(atLeast: 1, timeout: 5)
+        await #expect(throws: TestTimeoutError.self) {
+            try await clock.waitForSleepers(atLeast: 2, timeout: 0.05)
+        }
+        clock.advance(by: .seconds(1))
+        try await withTestTimeout { try await task.value }
+    }
+
+    @Test func instantArithmetic() {
+        let start = ManualClock.Instant(offset: .seconds(2))
+        let later = start.advanced(by: .milliseconds(1500))
+        #expect(later.offset == .milliseconds(3500))
+        #expect(start.duration(to: later) == .milliseconds(1500))
+        #expect(later.duration(to: start) == .milliseconds(-1500))
+        #expect(start < later)
+        #expect(!(later < start))
+    }
+}
+
+// MARK: - Descriptions
+
+@Suite("Error and credential descriptions")
+struct DescriptionTests {
+    @Test("RealtimeError descriptions", arguments: [
+        (RealtimeError.sessionExpired("refresh failed"), "session expired: refresh failed"),
+        (.signedOut, "signed out"),
+        (.network("connection refused"), "network error: connection refused"),
+        (.connectionTimedOut(.seconds(15)), "connection not acknowledged within 15.0 seconds"),
+        (.keepAliveTimedOut(.seconds(300)), "no keep-alive within 300.0 seconds; connection presumed dead"),
+        (.subscriptionRejected(errorType: "UnauthorizedException", message: "no"), "subscription rejected: UnauthorizedException: no"),
+        (.subscriptionRejected(errorType: "BadRequestException", message: nil), "subscription rejected: BadRequestException"),
+        (.publishRejected(errorType: "UnauthorizedException", message: "x"), "publish rejected: UnauthorizedException: x"),
+        (.publishRejected(errorType: "HTTP 500", message: nil), "publish rejected: HTTP 500"),
+        (.invalidChannel("a//b", reason: "empty segment at position 2"), #"invalid channel "a//b": empty segment at position 2"#),
+        (.invalidPublish("no events"), "invalid publish: no events"),
+        (.invalidEndpoint("bad"), "invalid endpoint: bad"),
+        (.subscriptionLimitReached(200), "subscription limit reached: at most 200 per connection"),
+        (.protocolViolation("unknown type"), "protocol violation: unknown type"),
+        (.closedByServer(code: 4401, reason: "Unauthorized"), "closed by server with 4401 Unauthorized"),
+        (.closedByServer(code: 1000, reason: ""), "closed by server with 1000"),
+        (.serverError(errorType: "InternalFailure", message: "boom"), "server error: InternalFailure: boom"),
+        (.serverError(errorType: "InternalFailure", message: nil), "server error: InternalFailure"),
+        (.graphQLErrors(#"[{"message":"x"}]"#), #"GraphQL errors: [{"message":"x"}]"#),
+        (.reconnectAttemptsExhausted(5), "gave up reconnecting after 5 attempts"),
+        (.unsupported("publish over GraphQL"), "unsupported: publish over GraphQL"),
+        (.disconnected, "disconnected"),
+    ])
+    func realtimeError(error: RealtimeError, expected: String) {
+        #expect(error.description == expected)
+        #expect("\(error)" == expected)
+    }
+
+    @Test("WebSocketCloseInfo descriptions", arguments: [
+        (WebSocketCloseInfo(code: nil), "1006 (remote)"),
+        (WebSocketCloseInfo(code: nil, reason: "connection reset"), "1006 connection reset (remote)"),
+        (WebSocketCloseInfo(code: 1000, reason: "bye", initiatedLocally: true), "1000 bye (local)"),
+        (WebSocketCloseInfo(code: 4401, reason: "Unauthorized"), "4401 Unauthorized (remote)"),
+        (WebSocketCloseInfo(code: 1001, initiatedLocally: true), "1001 (local)"),
+    ])
+    func closeInfo(info: WebSocketCloseInfo, expected: String) {
+        #expect(info.description == expected)
+    }
+
+    @Test func effectiveCodeReportsAbnormalClosure() {
+        #expect(WebSocketCloseInfo(code: nil).effectiveCode == 1006)
+        #expect(WebSocketCloseInfo(code: 1000).effectiveCode == 1000)
+    }
+
+    static let secret = "s3cr3t-T0KEN-value"
+    static let accessKey = "AKIAEXAMPLEACCESSKEY"
+
+    @Test("credential descriptions never contain secrets", arguments: [
+        (AuthCredentials.apiKey(secret), "apiKey(<redacted>)"),
+        (.bearerToken(secret), "bearerToken(<redacted>)"),
+        (.lambdaToken(secret), "lambdaToken(<redacted>)"),
+        (.iam(AWSCredentials(accessKeyID: accessKey, secretAccessKey: secret, sessionToken: secret, region: "us-east-1")),
+         "iam(AWSCredentials(region: us-east-1, <redacted>))"),
+    ])
+    func credentialDescriptions(credentials: AuthCredentials, expected: String) {
+        #expect(credentials.description == expected)
+        for rendering in [
+            credentials.description, "\(credentials)", String(describing: credentials), String(reflecting: credentials),
+            "\(StaticAuthSession(credentials))", "\([credentials])", "\(DisconnectReason.failed(.sessionExpired("\(credentials)")))",
+        ] {
+            #expect(!rendering.contains(Self.secret), "\(rendering)")
+            #expect(!rendering.contains(Self.accessKey), "\(rendering)")
+        }
+    }
+
+    @Test func awsCredentialsDescriptionKeepsOnlyTheRegion() {
+        let credentials = AWSCredentials(accessKeyID: Self.accessKey, secretAccessKey: Self.secret, sessionToken: "token-xyz", region: "eu-west-1")
+        #expect(credentials.description == "AWSCredentials(region: eu-west-1, <redacted>)")
+        for rendering in ["\(credentials)", String(reflecting: credentials)] {
+            #expect(!rendering.contains(Self.secret))
+            #expect(!rendering.contains(Self.accessKey))
+            #expect(!rendering.contains("token-xyz"))
+        }
+    }
+
+    @Test("connection state descriptions", arguments: [
+        (ConnectionState.idle, "idle"),
+        (.connecting, "connecting"),
+        (.connected, "connected"),
+        (.reconnecting(attempt: 2, delay: .seconds(10)), "reconnecting(attempt: 2, delay: 10.0 seconds)"),
+        (.disconnected(.requested), "disconnected(requested)"),
+        (.disconnected(.signedOut), "disconnected(signed out)"),
+        (.disconnected(.sessionExpired), "disconnected(session expired)"),
+        (.disconnected(.failed(.reconnectAttemptsExhausted(3))), "disconnected(failed: gave up reconnecting after 3 attempts)"),
+    ])
+    func connectionState(state: ConnectionState, expected: String) {
+        #expect(state.description == expected)
+    }
+}
