@@ -83,7 +83,11 @@ let package = Package(
             dependencies: ["AppSyncEventsTransport", "SubscriberCore", "RealtimeTesting"],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "GraphQLTransportTests", dependencies: ["GraphQLTransport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "GraphQLTransportTests",
+            dependencies: ["GraphQLTransport", "SubscriberCore", "RealtimeTesting"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(name: "BackendNotifierTests", dependencies: ["BackendNotifier"], swiftSettings: strictSettings),
         .testTarget(name: "CompositionTests", dependencies: ["Composition"], swiftSettings: strictSettings),
     ]

@@ -47,10 +47,7 @@ public struct AppSyncEndpoint: Sendable, Equatable, CustomStringConvertible {
     public var description: String { httpURL.absoluteString }
 
     /// Whether `host` is a loopback address, where unencrypted connections are allowed.
-    public static func isLoopback(_ host: String) -> Bool {
-        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
-        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
-    }
+    public static func isLoopback(_ host: String) -> Bool { LoopbackHost.contains(host) }
 
     private struct Parts {
         var host: String
@@ -90,7 +87,12 @@ public struct AppSyncEndpoint: Sendable, Equatable, CustomStringConvertible {
     private static func url(scheme: String, host: String, port: Int?, path: String) throws(RealtimeError) -> URL {
         var components = URLComponents()
         components.scheme = scheme
-        components.host = host
+        // URLComponents wants an IPv6 literal in brackets, as it appears in a URL.
+        if host.contains(":") {
+            components.percentEncodedHost = host.hasPrefix("[") ? host : "[\(host)]"
+        } else {
+            components.host = host
+        }
         components.port = port
         components.path = path
         guard let url = components.url else { throw .invalidEndpoint("cannot build \(scheme)://\(host)\(path)") }

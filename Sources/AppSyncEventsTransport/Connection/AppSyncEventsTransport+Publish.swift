@@ -55,8 +55,7 @@ extension AppSyncEventsTransport {
     }
 
     func failPublishes(on generation: Int? = nil, with error: any Error) {
-        for (id, pending) in pendingPublishes where generation == nil || pending.generation == generation {
-            completePublish(id, .failure(error))
-        }
+        let affected = pendingPublishes.filter { generation == nil || $0.value.generation == generation }.map(\.key)
+        for id in affected { completePublish(id, .failure(error)) }
     }
 }

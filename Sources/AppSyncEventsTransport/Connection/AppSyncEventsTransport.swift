@@ -162,18 +162,15 @@ public actor AppSyncEventsTransport: RealtimeTransport {
     /// Connects, runs the connection until it ends, and reconnects per policy while anything needs a connection.
     private func supervise(epoch myEpoch: Int) async {
         defer { if epoch == myEpoch { supervisor = nil } }
-        var attempt = 0
-        var authRejections = 0
+        var bookkeeping = ReconnectBookkeeping(policy: configuration.reconnectPolicy)
+        var backoff: (delay: Duration, attempt: Int)?
         while epoch == myEpoch && !Task.isCancelled {
             guard wantsConnection else {
                 states.update(.idle)
                 return
             }
-            if attempt > 0 {
-                guard let delay = configuration.reconnectPolicy.delay(beforeAttempt: attempt) else {
-                    shutdown(.failed(.reconnectAttemptsExhausted(attempt - 1)), error: .reconnectAttemptsExhausted(attempt - 1))
-                    return
-                }
+            if let (delay, attempt) = backoff {
+                backoff = nil
                 states.update(.reconnecting(attempt: attempt, delay: delay))
                 logger.info("reconnecting", metadata: ["attempt": "\(attempt)", "delay": "\(delay)"])
                 do { try await clock.sleep(for: delay, tolerance: nil) } catch { return }
@@ -188,7 +185,7 @@ public actor AppSyncEventsTransport: RealtimeTransport {
             states.update(.connecting)
             let credentials: AuthCredentials
             do {
-                credentials = try await auth.credentials(forceRefresh: authRejections > 0)
+                credentials = try await auth.credentials(forceRefresh: bookkeeping.forceRefresh)
             } catch {
                 if epoch == myEpoch { shutdown(.sessionExpired, error: .sessionExpired("credentials unavailable: \(error)")) }
                 return
@@ -200,24 +197,19 @@ public actor AppSyncEventsTransport: RealtimeTransport {
                 end = failure
             case .success(let generation):
                 guard epoch == myEpoch else { return }
-                attempt = 0
-                authRejections = 0
+                bookkeeping.connected()
                 end = await runPrimary(generation)
             }
             guard epoch == myEpoch, !Task.isCancelled else { return }
             logger.info("connection ended", metadata: ["reason": "\(end)"])
-            switch end {
-            case .requested:
+            switch bookkeeping.decide(after: end.reconnectEnding) {
+            case .idle, .connectNow:
                 continue
-            case _ where end.isAuthRejection:
-                authRejections += 1
-                if authRejections > 1 {
-                    shutdown(.sessionExpired, error: .sessionExpired("credentials refused again after a refresh: \(end)"))
-                    return
-                }
-                // One immediate retry with freshly fetched credentials.
-            default:
-                attempt += 1
+            case .connectAfter(let delay, let attempt):
+                backoff = (delay, attempt)
+            case .stop(let reason, let error):
+                shutdown(reason, error: error)
+                return
             }
         }
     }

@@ -42,6 +42,16 @@ enum AppSyncLinkEnd: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// How the shared reconnect bookkeeping sees this end. AppSync defines no fatal close codes: the service closes
+    /// with 1000 even on failure, so every close it did not ask for is worth a reconnect.
+    var reconnectEnding: ReconnectBookkeeping.Ending {
+        switch self {
+        case .requested: .requested
+        case _ where isAuthRejection: .authRejected(description)
+        default: .retryable
+        }
+    }
+
     var error: RealtimeError {
         switch self {
         case .openFailed(let detail, _): .network(detail)

@@ -19,6 +19,11 @@ public struct JSONEnvelope: Sendable {
         public var kind: Kind
         /// Whether a string value contains escapes.
         public var valueHasEscapes: Bool
+
+        /// Offsets of the value as JSON text: for strings, quotes included.
+        public var rawValue: Range<Int> {
+            kind == .string ? (value.lowerBound - 1)..<(value.upperBound + 1) : value
+        }
     }
 
     /// The kind of a member's value.

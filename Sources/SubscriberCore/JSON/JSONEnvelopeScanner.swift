@@ -26,9 +26,9 @@ extension JSONEnvelope {
                     members.append(Member(key: key, keyHasEscapes: keyEscapes, value: value, kind: kind, valueHasEscapes: valueEscapes))
                     skipWhitespace()
                     guard let next = peek() else { throw fail("unterminated object") }
+                    guard next == UInt8(ascii: "}") || next == UInt8(ascii: ",") else { throw fail("expected ',' or '}'") }
                     index += 1
                     if next == UInt8(ascii: "}") { break }
-                    guard next == UInt8(ascii: ",") else { throw fail("expected ',' or '}'") }
                 }
             }
             skipWhitespace()

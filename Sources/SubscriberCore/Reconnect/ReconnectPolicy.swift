@@ -76,7 +76,8 @@ extension ReconnectPolicy {
             parts.removeLast()
         }
         func seconds(_ text: String) -> Duration? {
-            guard let value = Double(text), value >= 0, value.isFinite else { return nil }
+            // Bounded so the conversion to milliseconds cannot overflow: a day is far more than any sane delay.
+            guard let value = Double(text), value >= 0, value <= 86_400 else { return nil }
             return .milliseconds(Int64((value * 1000).rounded()))
         }
         switch parts.first {

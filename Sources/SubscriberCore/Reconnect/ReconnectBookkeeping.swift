@@ -1,0 +1,66 @@
+/// The reconnect decisions both transports share: count attempts, back off per policy, allow one immediate retry
+/// with refreshed credentials after an auth rejection, and know when to stop.
+public struct ReconnectBookkeeping: Sendable {
+    /// How a connection (or an attempt to open one) ended, as far as reconnecting is concerned.
+    public enum Ending: Sendable, Equatable {
+        /// The client closed it on purpose.
+        case requested
+        /// The server refused the credentials.
+        case authRejected(String)
+        /// The server closed for a reason the protocol defines as final.
+        case fatal(RealtimeError)
+        /// Anything else: the network, a timeout, a server close that may pass.
+        case retryable
+    }
+
+    /// What to do next.
+    public enum Decision: Sendable, Equatable {
+        /// Connect again now.
+        case connectNow(forceRefresh: Bool)
+        /// Wait `delay` (attempt number `attempt`), then connect.
+        case connectAfter(delay: Duration, attempt: Int)
+        /// Stop and end every stream with `error`.
+        case stop(DisconnectReason, RealtimeError)
+        /// Nothing to do: the client asked for the end.
+        case idle
+    }
+
+    private let policy: ReconnectPolicy
+    private var attempt = 0
+    private var authRejections = 0
+
+    /// Creates bookkeeping for `policy`.
+    public init(policy: ReconnectPolicy) { self.policy = policy }
+
+    /// Whether the next credentials request should bypass caches (the last ones were refused).
+    public var forceRefresh: Bool { authRejections > 0 }
+
+    /// A connection was acknowledged: the counts start again.
+    public mutating func connected() {
+        attempt = 0
+        authRejections = 0
+    }
+
+    /// Decides what follows `ending`.
+    public mutating func decide(after ending: Ending) -> Decision {
+        switch ending {
+        case .requested:
+            return .idle
+        case .fatal(let error):
+            return .stop(.failed(error), error)
+        case .authRejected(let detail):
+            authRejections += 1
+            guard authRejections <= 1 else {
+                return .stop(.sessionExpired, .sessionExpired("credentials refused again after a refresh: \(detail)"))
+            }
+            return .connectNow(forceRefresh: true)
+        case .retryable:
+            attempt += 1
+            guard let delay = policy.delay(beforeAttempt: attempt) else {
+                let made = attempt - 1
+                return .stop(.failed(.reconnectAttemptsExhausted(made)), .reconnectAttemptsExhausted(made))
+            }
+            return .connectAfter(delay: delay, attempt: attempt)
+        }
+    }
+}

@@ -1,0 +1,257 @@
+import Foundation
+import SubscriberCore
+import Testing
+
+@testable import AppSyncEventsTransport
+
+/// A JSON string event of exactly `bytes` UTF-8 bytes (quotes included).
+private func stringEvent(bytes: Int, filler: String = "a") -> String {
+    let fillerBytes = filler.utf8.count
+    precondition((bytes - 2) % fillerBytes == 0)
+    return "\"" + String(repeating: filler, count: (bytes - 2) / fillerBytes) + "\""
+}
+
+/// One `validate` case; described by name so huge events do not flood the test log.
+struct PublishLimitCase: Sendable, CustomTestStringConvertible {
+    var name: String
+    var events: [String]
+    var testDescription: String { name }
+}
+
+@Suite("AppSyncPublishLimits")
+struct AppSyncPublishLimitsTests {
+    static let limit = 240 * 1024
+
+    static let rejected: [PublishLimitCase] = [
+        .init(name: "no events", events: []),
+        .init(name: "6 events", events: Array(repeating: #"{"a":1}"#, count: 6)),
+        .init(name: "100 events", events: Array(repeating: "1", count: 100)),
+        .init(name: "an event of 240 KiB + 1 byte", events: [stringEvent(bytes: limit + 1)]),
+        .init(name: "a multi-byte event of 240 KiB + 2 bytes", events: [stringEvent(bytes: limit + 2, filler: "é")]),
+        .init(name: "a valid event then an oversize one", events: ["1", stringEvent(bytes: limit + 1)]),
+        .init(name: "unquoted key", events: ["{a:1}"]),
+        .init(name: "empty text", events: [""]),
+        .init(name: "unterminated object", events: [#"{"a":1"#]),
+        .init(name: "bare word", events: ["hello"]),
+        .init(name: "single quotes", events: ["'x'"]),
+        .init(name: "trailing garbage", events: [#"{"a":1}}"#]),
+        .init(name: "two values", events: ["1 2"]),
+        .init(name: "valid then invalid", events: ["1", "[1,2", "3"]),
+    ]
+
+    static let accepted: [PublishLimitCase] = [
+        .init(name: "1 event", events: [#"{"a":1}"#]),
+        .init(name: "5 events", events: [#"{"a":1}"#, "[1,2]", #""text""#, "42", "null"]),
+        .init(name: "fragments", events: ["true", "false", "-1.5e3", #""""#]),
+        .init(name: "an event of exactly 240 KiB", events: [stringEvent(bytes: limit)]),
+        .init(name: "a multi-byte event of exactly 240 KiB", events: [stringEvent(bytes: limit, filler: "é")]),
+        .init(name: "5 events of exactly 240 KiB", events: Array(repeating: stringEvent(bytes: limit), count: 5)),
+        .init(name: "white space around a value", events: [" {\"a\" : [1, 2]}\n"]),
+    ]
+
+    @Test("invalid publishes throw invalidPublish", arguments: rejected)
+    func rejects(testCase: PublishLimitCase) {
+        let error = #expect(throws: RealtimeError.self) { try AppSyncPublishLimits.validate(testCase.events) }
+        guard case .invalidPublish(let reason)? = error else {
+            Issue.record("expected invalidPublish, got \(String(describing: error))")
+            return
+        }
+        #expect(!reason.isEmpty)
+    }
+
+    @Test("valid publishes pass", arguments: accepted)
+    func accepts(testCase: PublishLimitCase) throws {
+        try AppSyncPublishLimits.validate(testCase.events)
+    }
+
+    @Test func sizeIsCountedInUTF8Bytes() throws {
+        // 122,879 two-byte characters plus the quotes: exactly the limit in bytes, about half of it in characters.
+        let justFits = stringEvent(bytes: Self.limit, filler: "é")
+        #expect(justFits.count == Self.limit / 2 + 1)
+        try AppSyncPublishLimits.validate([justFits])
+        let error = #expect(throws: RealtimeError.self) {
+            try AppSyncPublishLimits.validate([stringEvent(bytes: Self.limit + 2, filler: "é")])
+        }
+        guard case .invalidPublish(let reason)? = error else {
+            Issue.record("expected invalidPublish")
+            return
+        }
+        #expect(reason.contains("\(Self.limit + 2)"))
+    }
+
+    @Test func limitsMatchTheService() {
+        #expect(AppSyncPublishLimits.maxEvents == 5)
+        #expect(AppSyncPublishLimits.maxEventBytes == 245_760)
+    }
+}
+
+/// A request the fake client received.
+private struct RecordedRequest: Sendable {
+    var url: URL
+    var headers: [String: String]
+    var body: Data
+}
+
+/// An ``HTTPClient`` that records requests and answers with a scripted status and body (or error).
+private final class RecordingHTTPClient: HTTPClient {
+    let status: Int
+    let reply: Data
+    let failure: (any Error)?
+    private let recorded = Locked<[RecordedRequest]>([])
+
+    init(status: Int = 200, reply: String = #"{"successful":[],"failed":[]}"#, failure: (any Error)? = nil) {
+        self.status = status
+        self.reply = Data(reply.utf8)
+        self.failure = failure
+    }
+
+    var requests: [RecordedRequest] { recorded.withLock { $0 } }
+
+    func post(url: URL, headers: [String: String], body: Data) async throws -> (status: Int, body: Data) {
+        recorded.withLock { $0.append(RecordedRequest(url: url, headers: headers, body: body)) }
+        if let failure { throw failure }
+        return (status, reply)
+    }
+}
+
+private struct NetworkDown: Error {}
+
+@Suite("AppSyncHTTPPublisher")
+struct AppSyncHTTPPublisherTests {
+    static let endpoint = try! AppSyncEndpoint("https://abc.appsync-api.us-east-1.amazonaws.com/event")
+    static let host = "abc.appsync-api.us-east-1.amazonaws.com"
+
+    private func publish(
+        _ client: RecordingHTTPClient, channel: String = "default/test", events: [String] = [#"{"a":1}"#],
+        credentials: AuthCredentials = .apiKey("da2-key")
+    ) async throws -> PublishResult {
+        let publisher = AppSyncHTTPPublisher(endpoint: Self.endpoint, client: client)
+        let authorizer = AppSyncAuthorizer(endpoint: Self.endpoint, credentials: credentials)
+        return try await publisher.publish(channel: channel, events: events, authorizer: authorizer)
+    }
+
+    @Test func sendsTheExactBodyAndAPIKeyHeaders() async throws {
+        let client = RecordingHTTPClient()
+        _ = try await publish(client)
+        let request = try #require(client.requests.first)
+        #expect(client.requests.count == 1)
+        #expect(request.url == Self.endpoint.httpURL)
+        #expect(String(decoding: request.body, as: UTF8.self) == #"{"channel":"default/test","events":["{\"a\":1}"]}"#)
+        #expect(request.headers["x-api-key"] == "da2-key")
+        #expect(request.headers["host"] == Self.host)
+        #expect(request.headers["content-type"] == "application/json")
+        #expect(request.headers["Authorization"] == nil)
+    }
+
+    @Test("the body normalises the channel and keeps events verbatim", arguments: [
+        ("/default/test", [#"{"a":1}"#], #"{"channel":"default/test","events":["{\"a\":1}"]}"#),
+        ("vortex-app/user/u-1/device/presenceChanged", ["1", #""x/y<z>""#],
+         #"{"channel":"vortex-app/user/u-1/device/presenceChanged","events":["1","\"x/y<z>\""]}"#),
+        ("default/test", [#"{"t":"é🚀\n"}"#], #"{"channel":"default/test","events":["{\"t\":\"é🚀\\n\"}"]}"#),
+    ])
+    func body(channel: String, events: [String], expected: String) async throws {
+        let client = RecordingHTTPClient()
+        _ = try await publish(client, channel: channel, events: events)
+        let body = try #require(client.requests.first?.body)
+        #expect(String(decoding: body, as: UTF8.self) == expected)
+        // The body is JSON whose events decode back to the given texts.
+        let object = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+        #expect(object["events"] as? [String] == events)
+    }
+
+    @Test("token credentials go in Authorization", arguments: [AuthCredentials.bearerToken("jwt-1"), .lambdaToken("lambda-1")])
+    func tokenHeaders(credentials: AuthCredentials) async throws {
+        let client = RecordingHTTPClient()
+        _ = try await publish(client, credentials: credentials)
+        let headers = try #require(client.requests.first?.headers)
+        let token: String? = switch credentials {
+        case .bearerToken(let token), .lambdaToken(let token): token
+        default: nil
+        }
+        #expect(headers["Authorization"] == token)
+        #expect(headers["host"] == Self.host)
+        #expect(headers["x-api-key"] == nil)
+    }
+
+    @Test func partialFailureDecodesIntoPublishResult() async throws {
+        let client = RecordingHTTPClient(status: 200, reply: #"""
+            {"successful":[{"identifier":"id-0","index":0}],
+             "failed":[{"identifier":"id-1","index":1,"code":400,"message":"bad event"}]}
+            """#)
+        let result = try await publish(client, events: ["1", "2"])
+        #expect(result == PublishResult(
+            successful: [PublishedEvent(identifier: "id-0", index: 0)],
+            failed: [FailedEvent(identifier: "id-1", index: 1, code: 400, message: "bad event")]))
+        #expect(result.allSucceeded == false)
+    }
+
+    @Test("successful replies", arguments: [
+        (#"{"successful":[{"identifier":"a","index":0},{"identifier":"b","index":1}],"failed":[]}"#, 2),
+        (#"{"successful":[{"identifier":"a","index":0}]}"#, 1),
+        ("{}", 0),
+    ])
+    func allSucceeded(reply: String, successes: Int) async throws {
+        let result = try await publish(RecordingHTTPClient(status: 200, reply: reply), events: ["1", "2"])
+        #expect(result.successful.count == successes)
+        #expect(result.failed.isEmpty)
+        #expect(result.allSucceeded)
+    }
+
+    @Test("non-2xx replies throw publishRejected", arguments: [
+        (401, #"{"errors":[{"errorType":"UnauthorizedException","message":"x"}]}"#,
+         RealtimeError.publishRejected(errorType: "UnauthorizedException", message: "x")),
+        (400, #"{"errors":[{"errorType":"BadRequestException","message":"too big"}]}"#,
+         .publishRejected(errorType: "BadRequestException", message: "too big")),
+        (500, "oops", .publishRejected(errorType: "HTTP 500", message: "oops")),
+        (503, "", .publishRejected(errorType: "HTTP 503", message: "")),
+        (302, "{}", .publishRejected(errorType: "HTTP 302", message: "{}")),
+    ])
+    func rejected(status: Int, reply: String, expected: RealtimeError) async throws {
+        await #expect(throws: expected) {
+            try await publish(RecordingHTTPClient(status: status, reply: reply))
+        }
+    }
+
+    @Test func malformedSuccessReplyIsAProtocolViolation() async throws {
+        let error = await #expect(throws: RealtimeError.self) {
+            try await publish(RecordingHTTPClient(status: 200, reply: "not json"))
+        }
+        guard case .protocolViolation? = error else {
+            Issue.record("expected protocolViolation, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test func clientFailureIsANetworkError() async throws {
+        let error = await #expect(throws: RealtimeError.self) {
+            try await publish(RecordingHTTPClient(failure: NetworkDown()))
+        }
+        guard case .network? = error else {
+            Issue.record("expected network, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test("invalid channels throw before any request", arguments: ["default/*", "/default/*", "a//b", "", "-ns/x", "a/b/c/d/e/f"])
+    func invalidChannel(channel: String) async throws {
+        let client = RecordingHTTPClient()
+        let error = await #expect(throws: RealtimeError.self) { try await publish(client, channel: channel) }
+        guard case .invalidChannel(let reported, _)? = error else {
+            Issue.record("expected invalidChannel, got \(String(describing: error))")
+            return
+        }
+        #expect(reported == channel)
+        #expect(client.requests.isEmpty)
+    }
+
+    @Test("invalid events throw before any request", arguments: [[], Array(repeating: "1", count: 6), ["{bad"]])
+    func invalidEvents(events: [String]) async throws {
+        let client = RecordingHTTPClient()
+        let error = await #expect(throws: RealtimeError.self) { try await publish(client, events: events) }
+        guard case .invalidPublish? = error else {
+            Issue.record("expected invalidPublish, got \(String(describing: error))")
+            return
+        }
+        #expect(client.requests.isEmpty)
+    }
+}
