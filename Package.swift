@@ -26,6 +26,10 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        // Test-only: the OpenAPI document of the nine payloads is loaded and checked against the models.
+        .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         .target(
@@ -51,7 +55,15 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(name: "GraphQLTransport", dependencies: ["SubscriberCore"], swiftSettings: strictSettings),
-        .target(name: "BackendNotifier", dependencies: ["SubscriberCore"], swiftSettings: strictSettings),
+        .target(
+            name: "BackendNotifier",
+            dependencies: [
+                "SubscriberCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "Composition",
             dependencies: ["SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier"],
@@ -88,7 +100,16 @@ let package = Package(
             dependencies: ["GraphQLTransport", "SubscriberCore", "RealtimeTesting"],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "BackendNotifierTests", dependencies: ["BackendNotifier"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "BackendNotifierTests",
+            dependencies: [
+                "BackendNotifier", "SubscriberCore", "RealtimeTesting",
+                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            resources: [.copy("Fixtures")],
+            swiftSettings: strictSettings
+        ),
         .testTarget(name: "CompositionTests", dependencies: ["Composition"], swiftSettings: strictSettings),
     ]
 )

@@ -7,7 +7,7 @@ extension GraphQLTransport {
         let request = WebSocketRequest(url: configuration.url, subprotocols: [Self.subprotocol])
         let connection: any WebSocketConnection
         do {
-            connection = try await connector.connect(request)
+            connection = try await connector.connect(request, timeout: configuration.ackTimeout, clock: clock)
         } catch {
             logger.warning("connect failed", metadata: ["error": "\(error)"])
             return .failure(.openFailed(String(describing: error)))

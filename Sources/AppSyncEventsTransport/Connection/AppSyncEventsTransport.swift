@@ -280,7 +280,7 @@ public actor AppSyncEventsTransport: RealtimeTransport {
         let request = WebSocketRequest(url: configuration.endpoint.realtimeURL, subprotocols: authorizer.subprotocols())
         let connection: any WebSocketConnection
         do {
-            connection = try await connector.connect(request)
+            connection = try await connector.connect(request, timeout: configuration.ackTimeout, clock: clock)
         } catch {
             let detail = String(describing: error)
             let authRejected = detail.contains("401") || detail.contains("403")
