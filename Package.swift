@@ -104,6 +104,7 @@ let package = Package(
             name: "BackendNotifierTests",
             dependencies: [
                 "BackendNotifier", "SubscriberCore", "RealtimeTesting",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
                 .product(name: "Yams", package: "Yams"),
             ],

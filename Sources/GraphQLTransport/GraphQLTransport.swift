@@ -12,6 +12,8 @@ import SubscriberCore
 public actor GraphQLTransport: RealtimeTransport {
     /// `"graphql"`.
     public nonisolated let name = "graphql"
+    /// GraphQL operations.
+    public nonisolated let dialect = TransportDialect.graphQL
     /// The WebSocket subprotocol.
     public static let subprotocol = "graphql-transport-ws"
 

@@ -16,6 +16,8 @@ import SubscriberCore
 public actor AppSyncEventsTransport: RealtimeTransport {
     /// `"appsync"`.
     public nonisolated let name = "appsync"
+    /// AppSync Events channels.
+    public nonisolated let dialect = TransportDialect.appSyncChannels
 
     let configuration: AppSyncEventsConfiguration
     let auth: any AuthSession

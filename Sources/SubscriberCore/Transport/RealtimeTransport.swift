@@ -14,6 +14,9 @@ public protocol RealtimeTransport: Sendable {
     /// A short name for logs and connection events, for example `"appsync"` or `"graphql"`.
     var name: String { get }
 
+    /// Which kind of ``SubscriptionRequest/Topic`` this transport understands.
+    var dialect: TransportDialect { get }
+
     /// Starts a subscription. Invalid requests are reported by finishing the stream with a ``RealtimeError``.
     func subscribe(_ request: SubscriptionRequest) async -> AsyncThrowingStream<SubscriptionEvent, any Error>
 
@@ -28,4 +31,12 @@ public protocol RealtimeTransport: Sendable {
 
     /// A new stream of connection states. It starts with the current state; many observers may listen at once.
     func connectionStates() async -> AsyncStream<ConnectionState>
+}
+
+/// The subscription vocabulary a transport speaks.
+public enum TransportDialect: String, Sendable, Equatable, CaseIterable {
+    /// AppSync Events channels (``SubscriptionRequest/Topic/channel(_:)``).
+    case appSyncChannels = "appsync"
+    /// GraphQL operations (``SubscriptionRequest/Topic/graphQL(_:)``).
+    case graphQL = "graphql"
 }

@@ -1,6 +1,7 @@
 import AppSyncEventsTransport
 import ArgumentParser
 import Foundation
+import GraphQLTransport
 import Logging
 import SubscriberCore
 
@@ -8,21 +9,39 @@ import SubscriberCore
 struct TailCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tail",
-        abstract: "Subscribe to channels and print one JSON line per event on stdout.",
+        abstract: "Subscribe and print one JSON line per event on stdout.",
         discussion: """
-            Each event prints as {"channel":"<the channel as subscribed>","event":<the event JSON>}. Connection states
-            and errors go to stderr. SIGINT/SIGTERM close the connection cleanly and exit 0; a subscription the server
-            rejects ends the command with exit status 1.
+            AppSync Events (default): each event prints as {"channel":"<the channel as subscribed>","event":<the event>}.
+            GraphQL (--transport graphql): each `next` prints as {"data":…} (with "errors" when present).
+            Connection states and errors go to stderr. SIGINT/SIGTERM close the connection cleanly and exit 0; a
+            subscription the server rejects or ends with an error exits 1.
             """
     )
 
-    @Option(help: "The Event API's HTTP URL, ending in /event (the real-time URL is derived from it).")
+    /// Which protocol to speak.
+    enum Transport: String, ExpressibleByArgument, CaseIterable {
+        case appsync, graphql
+    }
+
+    @Option(help: "appsync (default) or graphql.")
+    var transport: Transport = .appsync
+
+    @Option(help: "AppSync: the HTTP URL ending in /event. GraphQL: the ws(s):// URL of the endpoint.")
     var endpoint: String
 
     @OptionGroup var auth: AuthOptions
 
-    @Option(name: .customLong("channel"), help: "A channel to subscribe to (repeatable); a final /* subscribes to everything below.")
+    @Option(name: .customLong("channel"), help: "AppSync: a channel to subscribe to (repeatable); a final /* subscribes to everything below.")
     var channels: [String] = []
+
+    @Option(help: "GraphQL: the subscription document.")
+    var query: String?
+
+    @Option(help: "GraphQL: the variables as a JSON object.")
+    var variables: String?
+
+    @Option(name: .customLong("operation-name"), help: "GraphQL: the operation name.")
+    var operationName: String?
 
     @Option(help: "Reconnect policy: fixed:SECONDS or exponential:BASE:MAX (optionally :attempts=N).")
     var reconnect: String = "fixed:10"
@@ -31,7 +50,20 @@ struct TailCommand: AsyncParsableCommand {
     var verbose = false
 
     func validate() throws {
-        guard !channels.isEmpty else { throw ValidationError("--channel: give at least one channel") }
+        switch transport {
+        case .appsync:
+            guard !channels.isEmpty else { throw ValidationError("--channel: give at least one channel") }
+            guard query == nil, variables == nil, operationName == nil else {
+                throw ValidationError("--query: --query, --variables and --operation-name need --transport graphql")
+            }
+        case .graphql:
+            guard let query, !query.isEmpty else { throw ValidationError("--query: required with --transport graphql") }
+            guard channels.isEmpty else { throw ValidationError("--channel: channels are for --transport appsync") }
+            if let variables {
+                let object = try? JSONSerialization.jsonObject(with: Data(variables.utf8))
+                guard object is [String: Any] else { throw ValidationError("--variables: not a JSON object") }
+            }
+        }
         guard ReconnectPolicy(parsing: reconnect) != nil else {
             throw ValidationError("--reconnect: expected fixed:SECONDS or exponential:BASE:MAX, got \"\(reconnect)\"")
         }
@@ -39,22 +71,46 @@ struct TailCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = CLILogging.bootstrap(verbose: verbose)
-        let endpoint: AppSyncEndpoint
-        do { endpoint = try AppSyncEndpoint(self.endpoint) } catch { throw CLIFailure.badArgument("--endpoint", "\(error)") }
-        for channel in channels {
-            do { try ChannelName.validate(channel, for: .subscribe) } catch { throw CLIFailure.badArgument("--channel", "\(error)") }
+        let policy = ReconnectPolicy(parsing: reconnect) ?? .default
+        let session = StaticAuthSession(try auth.credentials())
+        let realtime: any RealtimeTransport
+        let subscriptions: [(request: SubscriptionRequest, line: @Sendable (RealtimePayload) -> String)]
+        switch transport {
+        case .appsync:
+            let endpoint: AppSyncEndpoint
+            do { endpoint = try AppSyncEndpoint(self.endpoint) } catch { throw CLIFailure.badArgument("--endpoint", "\(error)") }
+            for channel in channels {
+                do { try ChannelName.validate(channel, for: .subscribe) } catch { throw CLIFailure.badArgument("--channel", "\(error)") }
+            }
+            var configuration = AppSyncEventsConfiguration(endpoint: endpoint)
+            configuration.reconnectPolicy = policy
+            realtime = AppSyncEventsTransport(configuration: configuration, auth: session, logger: logger)
+            subscriptions = channels.map { channel in
+                (.channel(channel), { payload in
+                    #"{"channel":\#(JSONString.quoted(channel)),"event":\#(JSONLine.embed(payload.json))}"#
+                })
+            }
+        case .graphql:
+            var configuration: GraphQLTransportConfiguration
+            do { configuration = try GraphQLTransportConfiguration(endpoint) } catch { throw CLIFailure.badArgument("--endpoint", "\(error)") }
+            configuration.reconnectPolicy = policy
+            realtime = GraphQLTransport(configuration: configuration, auth: session, logger: logger)
+            let operation = GraphQLOperation(query: query ?? "", operationName: operationName, variablesJSON: variables)
+            subscriptions = [(.graphQL(operation), { payload in
+                var line = #"{"data":\#(JSONLine.embed(payload.json))"#
+                if let errors = payload.graphQLErrorsJSON { line += #","errors":\#(JSONLine.embed(errors))"# }
+                return line + "}"
+            })]
         }
-        var configuration = AppSyncEventsConfiguration(endpoint: endpoint)
-        configuration.reconnectPolicy = ReconnectPolicy(parsing: reconnect) ?? .default
-        let transport = AppSyncEventsTransport(
-            configuration: configuration, auth: StaticAuthSession(try auth.credentials()), logger: logger)
-        let failed = try await Self.run(transport: transport, channels: channels)
-        if failed { throw ExitCode(1) }
+        if try await Self.run(transport: realtime, subscriptions: subscriptions) { throw ExitCode(1) }
     }
 
-    /// Subscribes to every channel and prints until a signal arrives or every stream has ended.
+    /// Subscribes and prints until a signal arrives or every stream has ended.
     /// Returns whether any subscription ended with an error.
-    static func run(transport: AppSyncEventsTransport, channels: [String]) async throws -> Bool {
+    static func run(
+        transport: any RealtimeTransport,
+        subscriptions: [(request: SubscriptionRequest, line: @Sendable (RealtimePayload) -> String)]
+    ) async throws -> Bool {
         let states = await transport.connectionStates()
         let failures = Locked(0)
         await withTaskGroup(of: Bool.self) { group in
@@ -68,24 +124,22 @@ struct TailCommand: AsyncParsableCommand {
             }
             group.addTask {
                 await withTaskGroup(of: Void.self) { streams in
-                    for channel in channels {
-                        let stream = await transport.subscribe(.channel(channel))
+                    for subscription in subscriptions {
+                        let stream = await transport.subscribe(subscription.request)
+                        let name = Self.name(of: subscription.request)
                         streams.addTask {
                             do {
                                 for try await event in stream {
                                     switch event {
-                                    case .live:
-                                        StandardStreams.error("live: \(channel)")
-                                    case .payload(let payload):
-                                        StandardStreams.output(
-                                            #"{"channel":\#(JSONString.quoted(channel)),"event":\#(JSONLine.embed(payload.json))}"#)
-                                    case .resumed(let gap):
-                                        StandardStreams.error("resumed: \(channel) after a gap \(gap)")
+                                    case .live: StandardStreams.error("live: \(name)")
+                                    case .payload(let payload): StandardStreams.output(subscription.line(payload))
+                                    case .resumed(let gap): StandardStreams.error("resumed: \(name) after a gap \(gap)")
                                     }
                                 }
+                                StandardStreams.error("ended: \(name)")
                             } catch {
                                 failures.withLock { $0 += 1 }
-                                StandardStreams.error("error: \(channel): \(error)")
+                                StandardStreams.error("error: \(name): \(error)")
                             }
                         }
                     }
@@ -100,5 +154,12 @@ struct TailCommand: AsyncParsableCommand {
         }
         await transport.disconnect()
         return failures.withLock { $0 } > 0
+    }
+
+    private static func name(of request: SubscriptionRequest) -> String {
+        switch request.topic {
+        case .channel(let channel): channel
+        case .graphQL(let operation): operation.operationName ?? "subscription"
+        }
     }
 }

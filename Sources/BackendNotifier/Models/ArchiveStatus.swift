@@ -1,0 +1,62 @@
+/// The state of an archive (`status` on `archive/stateChanged`).
+///
+/// The documents call `status` an enum but list no values: the four named cases (`Pending`, `Processing`,
+/// `Ready`, `Failed`) are this package's choice, not the backend's contract. Tolerant: any other value decodes
+/// as ``unknown(_:)`` instead of failing the event, and encodes back to the string it came from.
+public enum ArchiveStatus: Sendable, Hashable, RawRepresentable, Codable, CustomStringConvertible {
+    /// `Pending`: requested, not started.
+    case pending
+    /// `Processing`: being produced or uploaded.
+    case processing
+    /// `Ready`: available.
+    case ready
+    /// `Failed`: could not be produced.
+    case failed
+    /// A value not in this package's list, kept verbatim.
+    case unknown(String)
+
+    /// The values this package names (not documented by the backend).
+    public static let knownCases: [ArchiveStatus] = [.pending, .processing, .ready, .failed]
+
+    /// The status named `rawValue`; ``unknown(_:)`` for any other value (matching is case-sensitive).
+    public init(rawValue: String) {
+        switch rawValue {
+        case "Pending": self = .pending
+        case "Processing": self = .processing
+        case "Ready": self = .ready
+        case "Failed": self = .failed
+        default: self = .unknown(rawValue)
+        }
+    }
+
+    /// The wire value, such as `Ready`.
+    public var rawValue: String {
+        switch self {
+        case .pending: "Pending"
+        case .processing: "Processing"
+        case .ready: "Ready"
+        case .failed: "Failed"
+        case .unknown(let value): value
+        }
+    }
+
+    /// Whether this is one of the named values.
+    public var isKnown: Bool {
+        if case .unknown = self { return false }
+        return true
+    }
+
+    /// Decodes from a JSON string; a non-string is a type mismatch.
+    public init(from decoder: any Decoder) throws {
+        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
+    }
+
+    /// Encodes ``rawValue``.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    /// The wire value.
+    public var description: String { rawValue }
+}

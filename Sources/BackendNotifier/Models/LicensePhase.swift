@@ -1,0 +1,71 @@
+/// The phase of an organization's licence (`licensePhase` on `organization/licensePhaseChanged`).
+///
+/// Tolerant: a value this version does not know decodes as ``unknown(_:)`` instead of failing the event, and
+/// every value encodes back to the string it came from.
+public enum LicensePhase: Sendable, Hashable, RawRepresentable, Codable, CustomStringConvertible {
+    /// `SetupStatus`: the licence is being set up.
+    case setupStatus
+    /// `Valid`: the licence is in force.
+    case valid
+    /// `NoticePeriod`: the licence is about to expire.
+    case noticePeriod
+    /// `GracePeriod`: the licence has expired; service continues for a grace period.
+    case gracePeriod
+    /// `RenewalOverdue`: the grace period is over and renewal is overdue.
+    case renewalOverdue
+    /// `Invalid`: the licence is not valid.
+    case invalid
+    /// A value the documents do not list, kept verbatim.
+    case unknown(String)
+
+    /// The documented values, in the documents' order.
+    public static let knownCases: [LicensePhase] = [
+        .setupStatus, .valid, .noticePeriod, .gracePeriod, .renewalOverdue, .invalid,
+    ]
+
+    /// The phase named `rawValue`; ``unknown(_:)`` for any value not documented (matching is case-sensitive).
+    public init(rawValue: String) {
+        switch rawValue {
+        case "SetupStatus": self = .setupStatus
+        case "Valid": self = .valid
+        case "NoticePeriod": self = .noticePeriod
+        case "GracePeriod": self = .gracePeriod
+        case "RenewalOverdue": self = .renewalOverdue
+        case "Invalid": self = .invalid
+        default: self = .unknown(rawValue)
+        }
+    }
+
+    /// The wire value, such as `GracePeriod`.
+    public var rawValue: String {
+        switch self {
+        case .setupStatus: "SetupStatus"
+        case .valid: "Valid"
+        case .noticePeriod: "NoticePeriod"
+        case .gracePeriod: "GracePeriod"
+        case .renewalOverdue: "RenewalOverdue"
+        case .invalid: "Invalid"
+        case .unknown(let value): value
+        }
+    }
+
+    /// Whether this is one of the documented values.
+    public var isKnown: Bool {
+        if case .unknown = self { return false }
+        return true
+    }
+
+    /// Decodes from a JSON string; a non-string is a type mismatch.
+    public init(from decoder: any Decoder) throws {
+        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
+    }
+
+    /// Encodes ``rawValue``.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    /// The wire value.
+    public var description: String { rawValue }
+}

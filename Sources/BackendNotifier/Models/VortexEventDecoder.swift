@@ -1,0 +1,98 @@
+import Foundation
+
+/// Decodes event payloads tolerantly: unknown fields are ignored (and listed by ``unknownFields(in:for:)`` so
+/// callers can log them at debug level), absent or `null` optional fields decode as `nil`, and unknown enum
+/// values decode as `.unknown`. Only malformed JSON, a wrong type or a missing required field fails, with a
+/// ``VortexDecodingError`` that names the field.
+public struct VortexEventDecoder: Sendable {
+    /// Creates a decoder.
+    public init() {}
+
+    /// Decodes `json` as the payload of `kind` (the kind of the channel it arrived on).
+    ///
+    /// The payload's `eventType` is not checked against `kind`; see ``decode(routingByEventTypeIn:)`` for
+    /// wildcard subscriptions.
+    public func decode(_ kind: VortexEventKind, from json: Data) -> Result<VortexEvent, VortexDecodingError> {
+        switch kind {
+        case .devicePresence: decodeLegacy(DevicePresenceOutput.self, from: json).map(VortexEvent.devicePresence)
+        case .deviceRecording: decodeLegacy(DeviceRecordingOutput.self, from: json).map(VortexEvent.deviceRecording)
+        case .deviceFirmware: decodeLegacy(DeviceFirmwareOutput.self, from: json).map(VortexEvent.deviceFirmware)
+        case .archiveState: decodeLegacy(ArchiveStateOutput.self, from: json).map(VortexEvent.archiveState)
+        case .licensePhase: decodeLegacy(LicenseStateOutput.self, from: json).map(VortexEvent.licensePhase)
+        case .plan: decodeLegacy(PlanStateOutput.self, from: json).map(VortexEvent.plan)
+        case .aiSettings: decodeLegacy(AISettingsOutput.self, from: json).map(VortexEvent.aiSettings)
+        case .roleChanged: decodeLegacy(RoleChangeOutput.self, from: json).map(VortexEvent.roleChanged)
+        case .tokenRevoked: decodeLegacy(UserTokenRevokeOutput.self, from: json).map(VortexEvent.tokenRevoked)
+        }
+    }
+
+    /// Decodes `json` as the kind its `eventType` names (``VortexEventKind/init(eventType:)``): for payloads
+    /// from a wildcard subscription such as `vortex-app/user/{userId}/device/*`.
+    ///
+    /// Fails with ``VortexDecodingError/unknownEventType(_:)`` when `eventType` is absent or names no kind.
+    public func decode(routingByEventTypeIn json: Data) -> Result<VortexEvent, VortexDecodingError> {
+        struct Routing: Decodable { var eventType: String? }
+        switch decodeLegacy(Routing.self, from: json) {
+        case .failure(let error):
+            return .failure(error)
+        case .success(let routing):
+            guard let eventType = routing.eventType, let kind = VortexEventKind(eventType: eventType) else {
+                return .failure(.unknownEventType(routing.eventType))
+            }
+            return decode(kind, from: json)
+        }
+    }
+
+    /// Decodes `json` as `type`: for the merged legacy outputs (``DeviceStateOutput``,
+    /// ``OrganizationStateOutput``) and any other payload model, with the same error translation.
+    public func decodeLegacy<T: Decodable>(_ type: T.Type, from json: Data) -> Result<T, VortexDecodingError> {
+        let model = String(describing: type)
+        do {
+            return .success(try JSONDecoder().decode(type, from: json))
+        } catch let error as DecodingError {
+            let translated = VortexDecodingError(error, model: model)
+            if case .malformedJSON = translated, let field = unrepresentableField(type, in: json) {
+                return .failure(field)
+            }
+            return .failure(translated)
+        } catch {
+            return .failure(.malformedJSON(model: model, detail: String(describing: error)))
+        }
+    }
+
+    /// Finds the field behind a "not valid JSON" error on JSON that is valid: swift-corelibs-foundation reports a
+    /// number an integer cannot hold (such as `2.5`) that way, without a coding path. The field is the one
+    /// whose removal lets the payload decode.
+    private func unrepresentableField<T: Decodable>(_ type: T.Type, in json: Data) -> VortexDecodingError? {
+        guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: json) else { return nil }
+        for key in members.keys.sorted() {
+            var remaining = members
+            remaining[key] = nil
+            guard let data = try? JSONEncoder().encode(JSONValue.object(remaining)),
+                (try? JSONDecoder().decode(type, from: data)) != nil
+            else { continue }
+            let value = members[key].flatMap { try? JSONEncoder().encode($0) }.map { String(decoding: $0, as: UTF8.self) }
+            return .invalidValue(
+                model: String(describing: type), field: key,
+                detail: "\(value ?? "the value") cannot be represented, such as a fraction for an integer")
+        }
+        return nil
+    }
+
+    /// The top-level keys of the JSON object `json` that the payload model of `kind` does not know, sorted;
+    /// `[]` when there are none or `json` is not a JSON object.
+    public func unknownFields(in json: Data, for kind: VortexEventKind) -> [String] {
+        unknownFields(in: json, known: kind.payloadType.knownFields)
+    }
+
+    /// The top-level keys of the JSON object `json` that `type` does not know, sorted; `[]` when there are none
+    /// or `json` is not a JSON object.
+    public func unknownFields<T: VortexEventPayload>(in json: Data, as type: T.Type) -> [String] {
+        unknownFields(in: json, known: T.knownFields)
+    }
+
+    private func unknownFields(in json: Data, known: Set<String>) -> [String] {
+        guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: json) else { return [] }
+        return members.keys.filter { !known.contains($0) }.sorted()
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Logging
+import SubscriberCore
+
+/// Decodes each upstream payload once and fans it out to the public streams of both APIs.
+///
+/// Runs on the upstream tasks themselves (no hop onto the notifier actor per event). Values are normalised so both
+/// transports give identical values: the nine-method API carries the device group in `siteId` (legacy
+/// `deviceGroupID` folded into it), the merged API carries it in both `deviceGroupID` and `siteId`.
+struct EventRouter: Sendable {
+    let hubs: NotifierHubs
+    let filter: any DeviceEventFilter
+    let metrics: NotifierMetrics
+    let logger: Logger
+    let wallClock: WallClock
+    private let decoder = VortexEventDecoder()
+    private let failures = Locked(0)
+
+    init(hubs: NotifierHubs, filter: any DeviceEventFilter, metrics: NotifierMetrics, logger: Logger, wallClock: WallClock) {
+        self.hubs = hubs
+        self.filter = filter
+        self.metrics = metrics
+        self.logger = logger
+        self.wallClock = wallClock
+    }
+
+    /// Payloads that could not be decoded (dropped, logged, counted).
+    var decodeFailures: Int { failures.withLock { $0 } }
+
+    func route(_ payload: RealtimePayload, from upstream: Upstream, dialect: TransportDialect) {
+        switch dialect {
+        case .appSyncChannels: routeChannelEvent(payload.json, from: upstream)
+        case .graphQL: routeLegacyEvent(payload, from: upstream)
+        }
+    }
+
+    // MARK: AppSync Events: one event per payload, split already
+
+    private func routeChannelEvent(_ json: Data, from upstream: Upstream) {
+        let kind: VortexEventKind?
+        switch upstream {
+        case .device, .organization: kind = Self.eventKind(in: json)
+        case .archive: kind = .archiveState
+        case .role: kind = .roleChanged
+        case .revoke: kind = .tokenRevoked
+        }
+        guard let kind else { return failed(upstream.rawValue, "no known eventType", json) }
+        switch decoder.decode(kind, from: json) {
+        case .failure(let error): failed(kind.rawValue, "\(error)", json)
+        case .success(let event):
+            logUnknownFields(json, kind)
+            guard passesFilter(event) else { return }
+            deliverNine(event)
+            switch event {
+            case .devicePresence(let value): deliverMerged(DeviceStateOutput(value))
+            case .deviceRecording(let value): deliverMerged(DeviceStateOutput(value))
+            case .deviceFirmware(let value): deliverMerged(DeviceStateOutput(value))
+            case .licensePhase(let value): deliver(OrganizationStateOutput(value), to: hubs.organizationMerged, event.date)
+            case .plan(let value): deliver(OrganizationStateOutput(value), to: hubs.organizationMerged, event.date)
+            case .aiSettings(let value): deliver(OrganizationStateOutput(value), to: hubs.organizationMerged, event.date)
+            default: break
+            }
+        }
+    }
+
+    /// Reads `eventType` with the envelope scanner (no full decode) to pick the model.
+    static func eventKind(in json: Data) -> VortexEventKind? {
+        json.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            guard let envelope = try? JSONEnvelope(scanning: bytes), let type = envelope.string("eventType", in: bytes) else { return nil }
+            return VortexEventKind(eventType: type)
+        }
+    }
+
+    // MARK: GraphQL: merged outputs, split for the nine-method API
+
+    private func routeLegacyEvent(_ payload: RealtimePayload, from upstream: Upstream) {
+        let json = payload.json
+        if json.count == 4, String(decoding: json, as: UTF8.self) == "null" {
+            logger.warning("GraphQL event without data", metadata: ["stream": "\(upstream.rawValue)", "errors": "\(payload.graphQLErrorsJSON.map { String(decoding: $0, as: UTF8.self) } ?? "")"])
+            return
+        }
+        switch upstream {
+        case .device:
+            switch decoder.decodeLegacy(DeviceStateOutput.self, from: json) {
+            case .failure(let error): failed("device", "\(error)", json)
+            case .success(let merged):
+                // Seed 000: unauthorized events are discarded silently.
+                if let group = merged.deviceGroup, !filter.canAccessDevice(deviceGroupID: group) { return }
+                deliverMerged(merged)
+                merged.split().forEach(deliverNine)
+            }
+        case .organization:
+            switch decoder.decodeLegacy(OrganizationStateOutput.self, from: json) {
+            case .failure(let error): failed("organization", "\(error)", json)
+            case .success(let merged):
+                deliver(merged, to: hubs.organizationMerged, ISO8601Timestamp.date(from: merged.timestamp))
+                merged.split().forEach(deliverNine)
+            }
+        case .archive: routeChannelEvent(json, from: .archive)
+        case .role: routeChannelEvent(json, from: .role)
+        case .revoke: routeChannelEvent(json, from: .revoke)
+        }
+    }
+
+    // MARK: Delivery
+
+    private func passesFilter(_ event: VortexEvent) -> Bool {
+        guard let device = event.payload as? any VortexDevicePayload, let group = device.deviceGroup else { return true }
+        // Seed 000: unauthorized events are discarded silently.
+        return filter.canAccessDevice(deviceGroupID: group)
+    }
+
+    private func deliverNine(_ event: VortexEvent) {
+        switch event {
+        case .devicePresence(var value):
+            value.siteId = value.deviceGroup
+            value.deviceGroupID = nil
+            deliver(value, to: hubs.presence, event.date)
+        case .deviceRecording(var value):
+            value.siteId = value.deviceGroup
+            value.deviceGroupID = nil
+            deliver(value, to: hubs.recording, event.date)
+        case .deviceFirmware(var value):
+            value.siteId = value.deviceGroup
+            value.deviceGroupID = nil
+            deliver(value, to: hubs.firmware, event.date)
+        case .archiveState(var value):
+            // Archives are shared by both APIs: keep both names of the device group.
+            value.siteId = value.deviceGroup
+            value.deviceGroupID = value.deviceGroup
+            deliver(value, to: hubs.archive, event.date)
+        case .licensePhase(let value): deliver(value, to: hubs.license, event.date)
+        case .plan(let value): deliver(value, to: hubs.plan, event.date)
+        case .aiSettings(let value): deliver(value, to: hubs.aiSettings, event.date)
+        case .roleChanged(let value): deliver(value, to: hubs.role, event.date)
+        case .tokenRevoked(let value): deliver(value, to: hubs.revoke, event.date)
+        }
+    }
+
+    private func deliverMerged(_ merged: DeviceStateOutput) {
+        var value = merged
+        value.siteId = merged.siteId ?? merged.deviceGroupID
+        value.deviceGroupID = merged.deviceGroupID ?? merged.siteId
+        deliver(value, to: hubs.deviceMerged, ISO8601Timestamp.date(from: merged.timestamp))
+    }
+
+    private func deliver<T: Sendable>(_ value: T, to hub: StreamHub<T>, _ published: Date?) {
+        guard hub.yield(value) > 0 else { return }
+        metrics.delivered(stream: hub.name)
+        if let published { metrics.latency(wallClock.now().timeIntervalSince(published), stream: hub.name) }
+    }
+
+    private func failed(_ stream: String, _ reason: String, _ json: Data) {
+        failures.withLock { $0 += 1 }
+        metrics.decodeFailure(stream: stream)
+        logger.warning("dropped an undecodable event", metadata: ["stream": "\(stream)", "reason": "\(reason)", "bytes": "\(json.count)"])
+    }
+
+    private func logUnknownFields(_ json: Data, _ kind: VortexEventKind) {
+        guard logger.logLevel <= .debug else { return }
+        let unknown = decoder.unknownFields(in: json, for: kind)
+        if !unknown.isEmpty { logger.debug("event has fields this version does not know", metadata: ["kind": "\(kind.rawValue)", "fields": "\(unknown)"]) }
+    }
+}

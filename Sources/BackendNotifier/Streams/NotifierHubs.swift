@@ -1,0 +1,49 @@
+/// The eleven public streams: five of the merged legacy API (three shared with the nine-method API) and the six
+/// streams only the nine-method API has.
+struct NotifierHubs: Sendable {
+    let deviceMerged: StreamHub<DeviceStateOutput>
+    let organizationMerged: StreamHub<OrganizationStateOutput>
+    let archive: StreamHub<ArchiveStateOutput>
+    let role: StreamHub<RoleChangeOutput>
+    let revoke: StreamHub<UserTokenRevokeOutput>
+    let presence: StreamHub<DevicePresenceOutput>
+    let recording: StreamHub<DeviceRecordingOutput>
+    let firmware: StreamHub<DeviceFirmwareOutput>
+    let license: StreamHub<LicenseStateOutput>
+    let plan: StreamHub<PlanStateOutput>
+    let aiSettings: StreamHub<AISettingsOutput>
+
+    init(policy: ObserverBufferPolicy, onDrop: @escaping @Sendable (String) -> Void) {
+        deviceMerged = StreamHub(name: "device", policy: policy, onDrop: onDrop)
+        organizationMerged = StreamHub(name: "organization", policy: policy, onDrop: onDrop)
+        archive = StreamHub(name: "archive", policy: policy, onDrop: onDrop)
+        role = StreamHub(name: "role", policy: policy, onDrop: onDrop)
+        revoke = StreamHub(name: "revoke", policy: policy, onDrop: onDrop)
+        presence = StreamHub(name: "devicePresence", policy: policy, onDrop: onDrop)
+        recording = StreamHub(name: "deviceRecording", policy: policy, onDrop: onDrop)
+        firmware = StreamHub(name: "deviceFirmware", policy: policy, onDrop: onDrop)
+        license = StreamHub(name: "license", policy: policy, onDrop: onDrop)
+        plan = StreamHub(name: "plan", policy: policy, onDrop: onDrop)
+        aiSettings = StreamHub(name: "aiSettings", policy: policy, onDrop: onDrop)
+    }
+
+    /// Whether any stream fed by `upstream` has an observer.
+    func isDemanded(_ upstream: Upstream) -> Bool {
+        switch upstream {
+        case .device: deviceMerged.hasObservers || presence.hasObservers || recording.hasObservers || firmware.hasObservers
+        case .organization: organizationMerged.hasObservers || license.hasObservers || plan.hasObservers || aiSettings.hasObservers
+        case .archive: archive.hasObservers
+        case .role: role.hasObservers
+        case .revoke: revoke.hasObservers
+        }
+    }
+
+    /// Per-stream counts for ``BackendNotifier/statistics()``.
+    var counts: [String: (delivered: Int, dropped: Int)] {
+        func entry<T>(_ hub: StreamHub<T>) -> (String, (Int, Int)) { (hub.name, (hub.deliveredCount, hub.droppedCount)) }
+        return Dictionary(uniqueKeysWithValues: [
+            entry(deviceMerged), entry(organizationMerged), entry(archive), entry(role), entry(revoke), entry(presence),
+            entry(recording), entry(firmware), entry(license), entry(plan), entry(aiSettings),
+        ].map { ($0.0, (delivered: $0.1.0, dropped: $0.1.1)) })
+    }
+}

@@ -1,0 +1,24 @@
+/// How much each observer of a notifier stream may fall behind, and what is dropped when it does.
+///
+/// Drops are never silent: each one is counted (``BackendNotifier/statistics()``, metric
+/// `vortex_realtime_buffer_drops_total`) and logged.
+public struct ObserverBufferPolicy: Sendable, Equatable {
+    /// What goes when the buffer is full.
+    public enum Overflow: String, Sendable, Equatable {
+        /// Keep the newest values (state streams: the latest state matters most).
+        case dropOldest
+        /// Keep the oldest values.
+        case dropNewest
+    }
+
+    /// Values buffered per observer.
+    public var limit: Int
+    /// What is dropped when the buffer is full.
+    public var overflow: Overflow
+
+    /// Creates a policy.
+    public init(limit: Int = 256, overflow: Overflow = .dropOldest) {
+        self.limit = max(1, limit)
+        self.overflow = overflow
+    }
+}

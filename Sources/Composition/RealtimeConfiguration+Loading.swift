@@ -1,0 +1,164 @@
+import AppSyncEventsTransport
+import BackendNotifier
+import Foundation
+import GraphQLTransport
+import SubscriberCore
+
+/// Why a configuration was refused.
+public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Every problem found, each naming the key (and its environment variable where it came from).
+    public var problems: [String]
+    /// Creates the error.
+    public init(_ problems: [String]) { self.problems = problems }
+    public var description: String { "invalid real-time configuration: " + problems.joined(separator: "; ") }
+}
+
+extension RealtimeConfiguration {
+    /// Layers the sources: `base` (code), then the JSON file if given, then the environment; then validates.
+    public static func load(
+        base: RealtimeConfiguration = RealtimeConfiguration(), file: String? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigurationError) -> RealtimeConfiguration {
+        var configuration = base
+        if let file { configuration = try configuration.applyingFile(file) }
+        configuration = try configuration.applyingEnvironment(environment)
+        try configuration.validate()
+        return configuration
+    }
+
+    /// Decodes a JSON file whose keys are the property names; absent keys keep their current values.
+    public func applyingFile(_ path: String) throws(ConfigurationError) -> RealtimeConfiguration {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw ConfigurationError(["file \(path): cannot be read (\(error.localizedDescription))"])
+        }
+        return try applyingJSON(data, source: "file \(path)")
+    }
+
+    /// Applies a JSON object whose keys are the property names; unknown keys are errors (typos must not pass silently).
+    public func applyingJSON(_ data: Data, source: String = "JSON") throws(ConfigurationError) -> RealtimeConfiguration {
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw ConfigurationError(["\(source): not a JSON object"])
+        }
+        let known = Set(CodingKeys.allCases.map(\.rawValue))
+        let unknown = object.keys.filter { !known.contains($0) }.sorted()
+        guard unknown.isEmpty else { throw ConfigurationError(unknown.map { "\(source): unknown key \"\($0)\"" }) }
+        // Merge over the current values so absent keys keep them, then decode the whole.
+        var merged = (try? JSONSerialization.jsonObject(with: JSONEncoder().encode(self))) as? [String: Any] ?? [:]
+        for (key, value) in object {
+            if key == "failover", let nested = value as? [String: Any], var current = merged[key] as? [String: Any] {
+                let knownFailover = Set(FailoverConfiguration.CodingKeys.allCases.map(\.rawValue))
+                if let bad = nested.keys.first(where: { !knownFailover.contains($0) }) {
+                    throw ConfigurationError(["\(source): unknown key \"failover.\(bad)\""])
+                }
+                current.merge(nested) { $1 }
+                merged[key] = current
+            } else {
+                merged[key] = value
+            }
+        }
+        do {
+            let data = try JSONSerialization.data(withJSONObject: merged)
+            return try JSONDecoder().decode(RealtimeConfiguration.self, from: data)
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.dataCorrupted(context) {
+            let key = context.codingPath.map(\.stringValue).joined(separator: ".")
+            throw ConfigurationError(["\(source): \"\(key)\" has the wrong type or value (\(context.debugDescription))"])
+        } catch {
+            throw ConfigurationError(["\(source): \(error)"])
+        }
+    }
+
+    /// Applies `VORTEX_REALTIME_*` variables.
+    public func applyingEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> RealtimeConfiguration {
+        var configuration = self
+        var problems: [String] = []
+        func value(_ name: String) -> String? {
+            guard let text = environment[name]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+            return text
+        }
+        func number(_ name: String) -> Double? {
+            guard let text = value(name) else { return nil }
+            guard let number = Double(text), number >= 0, number.isFinite else {
+                problems.append("\(name)=\(text): not a non-negative number")
+                return nil
+            }
+            return number
+        }
+        if let text = value("VORTEX_REALTIME_TRANSPORT") {
+            if let kind = TransportKind(rawValue: text.lowercased()) { configuration.transport = kind } else {
+                problems.append("VORTEX_REALTIME_TRANSPORT=\(text): expected appsync or graphql")
+            }
+        }
+        if let text = value("VORTEX_REALTIME_APPSYNC_ENDPOINT") { configuration.appSyncEndpoint = text }
+        if let text = value("VORTEX_REALTIME_GRAPHQL_ENDPOINT") { configuration.graphQLEndpoint = text }
+        if let text = value("VORTEX_REALTIME_AUTH_MODE") {
+            if let mode = AuthMode(rawValue: text) { configuration.authMode = mode } else {
+                problems.append("VORTEX_REALTIME_AUTH_MODE=\(text): expected session or apiKey")
+            }
+        }
+        if let text = value("VORTEX_REALTIME_API_KEY") { configuration.apiKey = text }
+        if let text = value("VORTEX_REALTIME_RECONNECT") { configuration.reconnect = text }
+        if let seconds = number("VORTEX_REALTIME_ACK_TIMEOUT") { configuration.ackTimeoutSeconds = seconds }
+        if let seconds = number("VORTEX_REALTIME_MAX_CONNECTION_DURATION") { configuration.maxConnectionDurationSeconds = seconds == 0 ? nil : seconds }
+        if let seconds = number("VORTEX_REALTIME_GRAPHQL_PING_INTERVAL") { configuration.graphQLPingIntervalSeconds = seconds == 0 ? nil : seconds }
+        if let limit = number("VORTEX_REALTIME_BUFFER_LIMIT") { configuration.bufferLimit = Int(limit) }
+        if let text = value("VORTEX_REALTIME_BUFFER_OVERFLOW") {
+            if let overflow = ObserverBufferPolicy.Overflow(rawValue: text) { configuration.bufferOverflow = overflow } else {
+                problems.append("VORTEX_REALTIME_BUFFER_OVERFLOW=\(text): expected dropOldest or dropNewest")
+            }
+        }
+        if let seconds = number("VORTEX_REALTIME_BACKGROUND_GRACE") { configuration.backgroundGraceSeconds = seconds }
+        if let seconds = number("VORTEX_REALTIME_SWITCH_TIMEOUT") { configuration.switchTimeoutSeconds = seconds }
+        if let text = value("VORTEX_REALTIME_FAILOVER") {
+            switch text.lowercased() {
+            case "on", "true", "1": configuration.failover.enabled = true
+            case "off", "false", "0": configuration.failover.enabled = false
+            default: problems.append("VORTEX_REALTIME_FAILOVER=\(text): expected on or off")
+            }
+        }
+        if let seconds = number("VORTEX_REALTIME_FAILOVER_UNHEALTHY_AFTER") { configuration.failover.unhealthyAfterSeconds = seconds }
+        if let count = number("VORTEX_REALTIME_FAILOVER_MAX_FAILURES") { configuration.failover.maxFailures = Int(count) }
+        if let seconds = number("VORTEX_REALTIME_FAILOVER_WINDOW") { configuration.failover.failureWindowSeconds = seconds }
+        if let seconds = number("VORTEX_REALTIME_FAILBACK_AFTER") { configuration.failover.failbackAfterSeconds = seconds }
+        guard problems.isEmpty else { throw ConfigurationError(problems) }
+        return configuration
+    }
+
+    /// Checks for missing and contradictory values, reporting all of them at once.
+    public func validate() throws(ConfigurationError) {
+        var problems: [String] = []
+        let needsAppSync = transport == .appsync || failover.enabled
+        let needsGraphQL = transport == .graphql || failover.enabled
+        if needsAppSync {
+            if let appSyncEndpoint {
+                do { _ = try AppSyncEndpoint(appSyncEndpoint) } catch { problems.append("appSyncEndpoint: \(error)") }
+            } else {
+                problems.append(failover.enabled && transport == .graphql
+                    ? "appSyncEndpoint: required because failover is on (it fails over to appsync)"
+                    : "appSyncEndpoint: required for transport appsync")
+            }
+        }
+        if needsGraphQL {
+            if let graphQLEndpoint {
+                do { _ = try GraphQLTransportConfiguration(graphQLEndpoint) } catch { problems.append("graphQLEndpoint: \(error)") }
+            } else {
+                problems.append(failover.enabled && transport == .appsync
+                    ? "graphQLEndpoint: required because failover is on (it fails over to graphql)"
+                    : "graphQLEndpoint: required for transport graphql")
+            }
+        }
+        if authMode == .apiKey && (apiKey ?? "").isEmpty { problems.append("apiKey: required when authMode is apiKey") }
+        if authMode == .session && apiKey != nil { problems.append("apiKey: given, but authMode is session (set authMode to apiKey or remove the key)") }
+        if ReconnectPolicy(parsing: reconnect) == nil { problems.append("reconnect: \"\(reconnect)\" is not fixed:SECONDS or exponential:BASE:MAX") }
+        if ackTimeoutSeconds <= 0 { problems.append("ackTimeoutSeconds: must be positive") }
+        if let duration = maxConnectionDurationSeconds, duration < 60 { problems.append("maxConnectionDurationSeconds: at least 60") }
+        if bufferLimit < 1 { problems.append("bufferLimit: at least 1") }
+        if switchTimeoutSeconds <= 0 { problems.append("switchTimeoutSeconds: must be positive") }
+        if failover.enabled {
+            if failover.unhealthyAfterSeconds <= 0 { problems.append("failover.unhealthyAfterSeconds: must be positive") }
+            if failover.maxFailures < 1 { problems.append("failover.maxFailures: at least 1") }
+            if failover.failbackAfterSeconds <= 0 { problems.append("failover.failbackAfterSeconds: must be positive") }
+        }
+        guard problems.isEmpty else { throw ConfigurationError(problems) }
+    }
+}

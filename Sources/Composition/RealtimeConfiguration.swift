@@ -1,0 +1,105 @@
+import BackendNotifier
+import Foundation
+import SubscriberCore
+
+/// Everything that picks and tunes the real-time stack. Built in code, from a JSON file, from environment variables,
+/// or layered (code, then file, then environment), and validated with readable errors.
+///
+/// Every key, its environment variable, default and effect is listed in `docs/configuration.md`.
+public struct RealtimeConfiguration: Sendable, Equatable, Codable {
+    /// Which transport the notifier uses.
+    public enum TransportKind: String, Sendable, Codable, CaseIterable, CustomStringConvertible {
+        /// AWS AppSync Events.
+        case appsync
+        /// Legacy GraphQL subscriptions (graphql-transport-ws): the rollback path.
+        case graphql
+        public var description: String { rawValue }
+        /// The other transport.
+        public var other: TransportKind { self == .appsync ? .graphql : .appsync }
+    }
+
+    /// How AppSync Events requests are authorized.
+    public enum AuthMode: String, Sendable, Codable, CaseIterable {
+        /// The app's ``AuthSession`` supplies the credentials (Cognito JWT, Lambda token or IAM): the default.
+        case session
+        /// A fixed API key from ``apiKey`` (development and tools).
+        case apiKey
+    }
+
+    /// The transport to use. Default `appsync`. Env `VORTEX_REALTIME_TRANSPORT`.
+    public var transport: TransportKind = .appsync
+    /// AppSync Events HTTP URL ending in `/event`. Env `VORTEX_REALTIME_APPSYNC_ENDPOINT`.
+    public var appSyncEndpoint: String?
+    /// GraphQL WebSocket URL (`wss://…/graphql`). Env `VORTEX_REALTIME_GRAPHQL_ENDPOINT`.
+    public var graphQLEndpoint: String?
+    /// How AppSync requests are authorized. Default `session`. Env `VORTEX_REALTIME_AUTH_MODE`.
+    public var authMode: AuthMode = .session
+    /// The API key when ``authMode`` is `apiKey`. Env `VORTEX_REALTIME_API_KEY`.
+    public var apiKey: String?
+    /// Reconnect policy, `fixed:SECONDS` or `exponential:BASE:MAX[:attempts=N]`. Default `fixed:10`. Env `VORTEX_REALTIME_RECONNECT`.
+    public var reconnect = "fixed:10"
+    /// Seconds to wait for the protocol's connection acknowledgement. Default 15. Env `VORTEX_REALTIME_ACK_TIMEOUT`.
+    public var ackTimeoutSeconds: Double = 15
+    /// AppSync: rotate connections before this many seconds; `nil` never. Default 86400. Env `VORTEX_REALTIME_MAX_CONNECTION_DURATION`.
+    public var maxConnectionDurationSeconds: Double? = 86_400
+    /// GraphQL: client ping interval in seconds; `nil` sends none. Default none. Env `VORTEX_REALTIME_GRAPHQL_PING_INTERVAL`.
+    public var graphQLPingIntervalSeconds: Double?
+    /// Values buffered per observer. Default 256. Env `VORTEX_REALTIME_BUFFER_LIMIT`.
+    public var bufferLimit = 256
+    /// What a full observer buffer drops. Default `dropOldest`. Env `VORTEX_REALTIME_BUFFER_OVERFLOW`.
+    public var bufferOverflow: ObserverBufferPolicy.Overflow = .dropOldest
+    /// Seconds in the background before the connection closes. Default 30. Env `VORTEX_REALTIME_BACKGROUND_GRACE`.
+    public var backgroundGraceSeconds: Double = 30
+    /// Seconds a transport switch may take to get every stream live. Default 15. Env `VORTEX_REALTIME_SWITCH_TIMEOUT`.
+    public var switchTimeoutSeconds: Double = 15
+    /// Automatic failover to the other transport (off by default).
+    public var failover = FailoverConfiguration()
+
+    /// Creates the defaults (no endpoints: set at least the one ``transport`` needs).
+    public init() {}
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case transport, appSyncEndpoint, graphQLEndpoint, authMode, apiKey, reconnect, ackTimeoutSeconds
+        case maxConnectionDurationSeconds, graphQLPingIntervalSeconds, bufferLimit, bufferOverflow, backgroundGraceSeconds
+        case switchTimeoutSeconds, failover
+    }
+
+    /// Automatic failover settings.
+    public struct FailoverConfiguration: Sendable, Equatable, Codable {
+        /// Whether failover is on. Default `false`. Env `VORTEX_REALTIME_FAILOVER` (`on`/`off`).
+        public var enabled = false
+        /// Fail over when the active transport has not been connected for this many seconds. Default 60.
+        /// Env `VORTEX_REALTIME_FAILOVER_UNHEALTHY_AFTER`.
+        public var unhealthyAfterSeconds: Double = 60
+        /// ...or when it reconnected this many times within ``failureWindowSeconds``. Default 5.
+        /// Env `VORTEX_REALTIME_FAILOVER_MAX_FAILURES`.
+        public var maxFailures = 5
+        /// The window for ``maxFailures``, in seconds. Default 120. Env `VORTEX_REALTIME_FAILOVER_WINDOW`.
+        public var failureWindowSeconds: Double = 120
+        /// Fail back once the preferred transport has stayed connected this many seconds. Default 300.
+        /// Env `VORTEX_REALTIME_FAILBACK_AFTER`.
+        public var failbackAfterSeconds: Double = 300
+        /// Creates the defaults.
+        public init() {}
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case enabled, unhealthyAfterSeconds, maxFailures, failureWindowSeconds, failbackAfterSeconds
+        }
+    }
+
+    // MARK: Derived values
+
+    /// The parsed reconnect policy (validated by ``validate()``).
+    public var reconnectPolicy: ReconnectPolicy { ReconnectPolicy(parsing: reconnect) ?? .default }
+
+    /// The notifier's configuration.
+    public var notifierConfiguration: NotifierConfiguration {
+        var configuration = NotifierConfiguration()
+        configuration.bufferPolicy = ObserverBufferPolicy(limit: bufferLimit, overflow: bufferOverflow)
+        configuration.backgroundGrace = .seconds(backgroundGraceSeconds)
+        configuration.switchTimeout = .seconds(switchTimeoutSeconds)
+        return configuration
+    }
+}
+
+extension ObserverBufferPolicy.Overflow: Codable {}

@@ -1,0 +1,84 @@
+import BackendNotifier
+import CoreMetrics
+import Foundation
+import Logging
+import SubscriberCore
+
+/// The composition root an app holds: reads the configuration, builds one transport and the notifier on it, switches
+/// transports at run time (the rollback path) and, if configured, fails over and back automatically.
+///
+/// ```swift
+/// let stack = try RealtimeStack(configuration: .load(file: configPath), auth: authSession,
+///                               userId: user.id, organizationId: user.orgId)
+/// for await device in await stack.notifier.deviceValues() { … }   // consumer code never names a transport
+/// try await stack.switchTransport(to: .graphql)                   // rollback, no consumer change
+/// ```
+public actor RealtimeStack {
+    /// The app-facing notifier; its streams survive every switch.
+    public nonisolated let notifier: BackendNotifier
+    /// The validated configuration.
+    public nonisolated let configuration: RealtimeConfiguration
+    /// Builds transports.
+    public nonisolated let factory: TransportFactory
+    /// The transport kind in use.
+    public private(set) var activeKind: RealtimeConfiguration.TransportKind
+    let clock: any Clock<Duration>
+    let wallClock: WallClock
+    let logger: Logger
+    var failoverTask: Task<Void, Never>?
+
+    /// Builds the stack. Throws ``ConfigurationError`` for an invalid configuration.
+    public init(
+        configuration: RealtimeConfiguration,
+        auth: any AuthSession,
+        userId: String?,
+        organizationId: String?,
+        connector: any WebSocketConnector = NIOWebSocketConnector(),
+        filter: any DeviceEventFilter = AllowAllDeviceEvents(),
+        clock: any Clock<Duration> = ContinuousClock(),
+        wallClock: WallClock = .system,
+        logger: Logger = Logger(label: "vortex.realtime"),
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
+    ) throws {
+        try configuration.validate()
+        let factory = TransportFactory(
+            configuration: configuration, auth: auth, connector: connector, clock: clock, wallClock: wallClock, logger: logger)
+        let transport = try factory.make(configuration.transport)
+        self.configuration = configuration
+        self.factory = factory
+        self.activeKind = configuration.transport
+        self.clock = clock
+        self.wallClock = wallClock
+        self.logger = logger
+        self.notifier = BackendNotifier(
+            transport: transport, userId: userId, organizationId: organizationId,
+            configuration: configuration.notifierConfiguration, filter: filter, clock: clock, wallClock: wallClock,
+            logger: logger, metricsFactory: metricsFactory)
+    }
+
+    /// Moves the notifier to `kind` (no-op when already there). Observers' streams never end; the switch window is
+    /// reported on ``BackendNotifier/connectionEvents()``.
+    public func switchTransport(to kind: RealtimeConfiguration.TransportKind) async throws {
+        try await switchTransport(to: kind, because: .requested)
+    }
+
+    func switchTransport(to kind: RealtimeConfiguration.TransportKind, because reason: TransportSwitchReason) async throws {
+        guard kind != activeKind else { return }
+        let transport = try factory.make(kind)
+        try await notifier.switchTransport(to: transport, because: reason)
+        activeKind = kind
+    }
+
+    /// Starts automatic failover if the configuration enables it (idempotent).
+    public func startFailover() {
+        guard configuration.failover.enabled, failoverTask == nil else { return }
+        failoverTask = Task { [weak self] in await self?.runFailover() }
+    }
+
+    /// Stops failover monitoring and disconnects the active transport.
+    public func shutdown() async {
+        failoverTask?.cancel()
+        failoverTask = nil
+        await notifier.activeTransport.disconnect()
+    }
+}

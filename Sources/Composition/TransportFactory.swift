@@ -1,0 +1,67 @@
+import AppSyncEventsTransport
+import Foundation
+import GraphQLTransport
+import Logging
+import SubscriberCore
+
+/// Builds a transport of either kind from a ``RealtimeConfiguration``: the only place that knows every transport.
+public struct TransportFactory: Sendable {
+    /// The validated configuration.
+    public let configuration: RealtimeConfiguration
+    /// The app's authentication (GraphQL always uses it; AppSync unless `authMode` is `apiKey`).
+    public let auth: any AuthSession
+    /// The WebSocket implementation.
+    public let connector: any WebSocketConnector
+    /// Runs every timer.
+    public let clock: any Clock<Duration>
+    /// Timestamps gap windows.
+    public let wallClock: WallClock
+    /// The transports' logger.
+    public let logger: Logger
+
+    /// Creates a factory.
+    public init(
+        configuration: RealtimeConfiguration, auth: any AuthSession, connector: any WebSocketConnector = NIOWebSocketConnector(),
+        clock: any Clock<Duration> = ContinuousClock(), wallClock: WallClock = .system, logger: Logger = Logger(label: "vortex.realtime")
+    ) {
+        self.configuration = configuration
+        self.auth = auth
+        self.connector = connector
+        self.clock = clock
+        self.wallClock = wallClock
+        self.logger = logger
+    }
+
+    /// A new, unconnected transport of `kind`.
+    public func make(_ kind: RealtimeConfiguration.TransportKind) throws -> any RealtimeTransport {
+        switch kind {
+        case .appsync:
+            guard let text = configuration.appSyncEndpoint else { throw ConfigurationError(["appSyncEndpoint: required for transport appsync"]) }
+            var settings = AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(text))
+            settings.reconnectPolicy = configuration.reconnectPolicy
+            settings.ackTimeout = .seconds(configuration.ackTimeoutSeconds)
+            settings.maxConnectionDuration = configuration.maxConnectionDurationSeconds.map { .seconds($0) }
+            let session: any AuthSession =
+                configuration.authMode == .apiKey ? APIKeyAuthSession(signedIn: auth, apiKey: configuration.apiKey ?? "") : auth
+            return AppSyncEventsTransport(
+                configuration: settings, auth: session, connector: connector, clock: clock, wallClock: wallClock, logger: logger)
+        case .graphql:
+            guard let text = configuration.graphQLEndpoint else { throw ConfigurationError(["graphQLEndpoint: required for transport graphql"]) }
+            var settings = try GraphQLTransportConfiguration(text)
+            settings.reconnectPolicy = configuration.reconnectPolicy
+            settings.ackTimeout = .seconds(configuration.ackTimeoutSeconds)
+            settings.pingInterval = configuration.graphQLPingIntervalSeconds.map { .seconds($0) }
+            return GraphQLTransport(
+                configuration: settings, auth: auth, connector: connector, clock: clock, wallClock: wallClock, logger: logger)
+        }
+    }
+}
+
+/// AppSync with a fixed API key, while sign-in state still comes from the app's session.
+struct APIKeyAuthSession: AuthSession {
+    let signedIn: any AuthSession
+    let apiKey: String
+
+    func isSignedIn() async -> Bool { await signedIn.isSignedIn() }
+    func credentials(forceRefresh: Bool) async throws -> AuthCredentials { .apiKey(apiKey) }
+}

@@ -1,0 +1,103 @@
+import SubscriberCore
+
+/// A fake ``RealtimeTransport`` a test drives directly: it records every subscription request and lets the test
+/// push events into, fail, or complete each one. For testing code built on the notifier without a socket.
+public final class ScriptedTransport: RealtimeTransport, Sendable {
+    /// One subscription the code under test opened.
+    public struct Subscription: Sendable {
+        /// Its position among all subscriptions opened (0-based).
+        public let index: Int
+        /// What was asked for.
+        public let request: SubscriptionRequest
+        let continuation: AsyncThrowingStream<SubscriptionEvent, any Error>.Continuation
+        let cancelled: Locked<Bool>
+
+        /// Whether the consumer cancelled it.
+        public var isCancelled: Bool { cancelled.withLock { $0 } }
+
+        /// Delivers an event to it.
+        public func send(_ event: SubscriptionEvent) { continuation.yield(event) }
+
+        /// Delivers a payload given as JSON text.
+        public func send(json: String) { continuation.yield(.payload(RealtimePayload(json: Data(json.utf8)))) }
+
+        /// Ends it normally or with an error.
+        public func finish(throwing error: (any Error)? = nil) { continuation.finish(throwing: error) }
+    }
+
+    private struct State {
+        var subscriptions: [Subscription] = []
+        var disconnects = 0
+        var published: [PublishRequest] = []
+    }
+
+    /// The transport's name.
+    public let name: String
+    /// The dialect it claims to speak.
+    public let dialect: TransportDialect
+    private let state = Locked(State())
+    private let states = ConnectionStateBroadcaster()
+
+    /// Creates a transport speaking `dialect`.
+    public init(name: String? = nil, dialect: TransportDialect) {
+        self.name = name ?? dialect.rawValue
+        self.dialect = dialect
+    }
+
+    /// Records the request and returns a stream the test feeds.
+    public func subscribe(_ request: SubscriptionRequest) async -> AsyncThrowingStream<SubscriptionEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<SubscriptionEvent, any Error>.makeStream()
+        let cancelled = Locked(false)
+        continuation.onTermination = { termination in
+            if case .cancelled = termination { cancelled.withLock { $0 = true } }
+        }
+        state.withLock { state in
+            state.subscriptions.append(Subscription(index: state.subscriptions.count, request: request, continuation: continuation, cancelled: cancelled))
+        }
+        return stream
+    }
+
+    /// Records the publish and accepts every event.
+    public func publish(_ request: PublishRequest) async throws -> PublishResult {
+        state.withLock { $0.published.append(request) }
+        return PublishResult(successful: request.events.indices.map { PublishedEvent(identifier: "e\($0)", index: $0) }, failed: [])
+    }
+
+    /// Counts the call and ends every open subscription normally.
+    public func disconnect() async {
+        let open = state.withLock { state in
+            state.disconnects += 1
+            return state.subscriptions
+        }
+        for subscription in open { subscription.continuation.finish() }
+    }
+
+    /// A stream of states the test sets with ``setState(_:)``.
+    public func connectionStates() async -> AsyncStream<ConnectionState> { states.makeStream() }
+
+    /// Sets the reported connection state.
+    public func setState(_ newState: ConnectionState) { states.update(newState) }
+
+    /// Every subscription opened so far.
+    public var subscriptions: [Subscription] { state.withLock { $0.subscriptions } }
+
+    /// The subscriptions not cancelled by the consumer.
+    public var activeSubscriptions: [Subscription] { subscriptions.filter { !$0.isCancelled } }
+
+    /// How often `disconnect()` was called.
+    public var disconnectCount: Int { state.withLock { $0.disconnects } }
+
+    /// Waits for the first subscription opened after `index` (exclusive) whose request matches.
+    public func waitForSubscription(
+        after index: Int = -1, timeout: Double = 5, where matches: @escaping @Sendable (SubscriptionRequest) -> Bool = { _ in true }
+    ) async throws -> Subscription {
+        try await withTestTimeout(timeout, "a matching subscription") { [state] in
+            while true {
+                if let found = state.withLock({ $0.subscriptions.first { $0.index > index && matches($0.request) } }) { return found }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        }
+    }
+}
+
+import Foundation

@@ -1,0 +1,284 @@
+@testable import BackendNotifier
+import Foundation
+import MetricsTestKit
+import RealtimeTesting
+import SubscriberCore
+import Testing
+
+/// Sample payloads, as the backend sends them on each transport for the same domain event.
+enum Samples {
+    static let timestamp = "2026-11-22T05:00:00.000Z"
+    static func presenceChannel(online: Bool, group: String = "g-1") -> String {
+        #"{"eventType":"device/presenceChanged","timestamp":"\#(timestamp)","orgId":"o-1","siteId":"\#(group)","thingName":"t-1","derivant":"X1","mac":"AA:BB","online":\#(online)}"#
+    }
+    static func presenceLegacy(online: Bool, group: String = "g-1") -> String {
+        #"{"mac":"AA:BB","derivant":"X1","online":\#(online),"recording":null,"fwUpdateState":null,"thingName":"t-1","deviceGroupID":"\#(group)","orgId":"o-1","siteId":"\#(group)","eventType":"device/presenceChanged","timestamp":"\#(timestamp)"}"#
+    }
+    static let firmwareChannel =
+        #"{"eventType":"device/firmwareUpdated","timestamp":"\#(timestamp)","orgId":"o-1","siteId":"g-1","thingName":"t-1","derivant":"X1","mac":"AA:BB","fwUpdateState":3}"#
+    static let planChannel = #"{"eventType":"organization/planChanged","timestamp":"\#(timestamp)","orgId":"o-1","isFreePlan":true}"#
+    static let planLegacy = #"{"orgId":"o-1","licensePhase":null,"isFreePlan":true,"AIControlSetting":null,"eventType":"organization/planChanged","timestamp":"\#(timestamp)"}"#
+    static let revoke = #"{"eventType":"user/tokenRevoked","timestamp":"\#(timestamp)","userId":"u-1","revokedAt":"\#(timestamp)","reason":"PASSWORD_CHANGED","requestId":"r-1"}"#
+}
+
+struct NotifierHarness {
+    let clock = ManualClock()
+    let metrics = TestMetrics()
+    let transport: ScriptedTransport
+    let notifier: BackendNotifier
+
+    init(dialect: TransportDialect = .appSyncChannels, filter: any DeviceEventFilter = AllowAllDeviceEvents(), configure: (inout NotifierConfiguration) -> Void = { _ in }) {
+        var configuration = NotifierConfiguration()
+        configure(&configuration)
+        transport = ScriptedTransport(dialect: dialect)
+        let clock = self.clock
+        notifier = BackendNotifier(
+            transport: transport, userId: "u-1", organizationId: "o-1", configuration: configuration, filter: filter, clock: clock,
+            wallClock: WallClock { Date(timeIntervalSince1970: 1_700_000_000 + Double(clock.now.offset.components.seconds)) },
+            metricsFactory: metrics)
+    }
+
+    static func channel(_ suffix: String) -> @Sendable (SubscriptionRequest) -> Bool {
+        { $0 == .channel("vortex-app/user/u-1/\(suffix)") }
+    }
+
+    static func operation(_ field: String) -> @Sendable (SubscriptionRequest) -> Bool {
+        { request in
+            if case .graphQL(let operation) = request.topic { return operation.query.contains(field) }
+            return false
+        }
+    }
+}
+
+@Suite("BackendNotifier")
+struct BackendNotifierTests {
+    @Test("AppSync: one device/* subscription feeds the three device streams and the merged one, routed by eventType")
+    func appSyncDeviceRouting() async throws {
+        let harness = NotifierHarness()
+        let presence = ValueProbe(await harness.notifier.devicePresenceValues())
+        let firmware = ValueProbe(await harness.notifier.deviceFirmwareValues())
+        let merged = ValueProbe(await harness.notifier.deviceValues())
+        let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("device/*"))
+        upstream.send(.live)
+        upstream.send(json: Samples.presenceChannel(online: false))
+        upstream.send(json: Samples.firmwareChannel)
+        let first = try await presence.next()
+        #expect(first.online == false && first.mac == "AA:BB" && first.siteId == "g-1" && first.deviceGroupID == nil)
+        #expect(try await firmware.next().fwUpdateState == 3)
+        let mergedPresence = try await merged.next()
+        #expect(mergedPresence.online == false && mergedPresence.deviceGroupID == "g-1" && mergedPresence.eventType == "device/presenceChanged")
+        #expect(try await merged.next().fwUpdateState == 3)
+        #expect(harness.transport.subscriptions.count == 1)
+        #expect(presence.received.count == 1)
+    }
+
+    @Test("GraphQL: a merged DeviceStateOutput is delivered once to deviceValues() and split for the nine-method API")
+    func graphQLSplitting() async throws {
+        let harness = NotifierHarness(dialect: .graphQL)
+        let presence = ValueProbe(await harness.notifier.devicePresenceValues())
+        let recording = ValueProbe(await harness.notifier.deviceRecordingValues())
+        let merged = ValueProbe(await harness.notifier.deviceValues())
+        let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.operation("subscribeDeviceState"))
+        guard case .graphQL(let operation) = upstream.request.topic else { Issue.record("expected GraphQL"); return }
+        #expect(operation.variablesJSON == #"{"orgId":"o-1"}"#)
+        // A legacy event without eventType that carries two fields splits into two nine-kind events.
+        upstream.send(json: #"{"mac":"AA:BB","online":true,"recording":true,"deviceGroupID":"g-1"}"#)
+        #expect(try await presence.next().online == true)
+        #expect(try await recording.next().recording == true)
+        let value = try await merged.next()
+        #expect(value.online == true && value.recording == true)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(merged.received.count == 1)
+    }
+
+    @Test("parity: the same domain event gives identical values on both transports, on both APIs")
+    func parityAcrossTransports() async throws {
+        func collect(_ dialect: TransportDialect, device: String, organization: String)
+            async throws -> (DevicePresenceOutput, DeviceStateOutput, PlanStateOutput, OrganizationStateOutput)
+        {
+            let harness = NotifierHarness(dialect: dialect)
+            let presence = ValueProbe(await harness.notifier.devicePresenceValues())
+            let merged = ValueProbe(await harness.notifier.deviceValues())
+            let plan = ValueProbe(await harness.notifier.planValues())
+            let organizationMerged = ValueProbe(await harness.notifier.organizationValues())
+            let deviceMatch = dialect == .graphQL ? NotifierHarness.operation("subscribeDeviceState") : NotifierHarness.channel("device/*")
+            let organizationMatch = dialect == .graphQL ? NotifierHarness.operation("subscribeOrganizationState") : NotifierHarness.channel("organization/*")
+            try await harness.transport.waitForSubscription(where: deviceMatch).send(json: device)
+            try await harness.transport.waitForSubscription(where: organizationMatch).send(json: organization)
+            return (try await presence.next(), try await merged.next(), try await plan.next(), try await organizationMerged.next())
+        }
+        let appSync = try await collect(.appSyncChannels, device: Samples.presenceChannel(online: true), organization: Samples.planChannel)
+        let graphQL = try await collect(.graphQL, device: Samples.presenceLegacy(online: true), organization: Samples.planLegacy)
+        #expect(appSync.0 == graphQL.0)
+        #expect(appSync.1 == graphQL.1)
+        #expect(appSync.2 == graphQL.2)
+        #expect(appSync.3 == graphQL.3)
+    }
+
+    @Test("many observers share one upstream, which ends when the last observer cancels")
+    func sharedUpstreamAndRelease() async throws {
+        let harness = NotifierHarness()
+        let first = ValueProbe(await harness.notifier.revokeValues())
+        let second = ValueProbe(await harness.notifier.revokeValues())
+        let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("tokenRevoked"))
+        upstream.send(json: Samples.revoke)
+        #expect(try await first.next().reason == .passwordChanged)
+        #expect(try await second.next().userId == "u-1")
+        #expect(harness.transport.subscriptions.count == 1)
+        first.cancel()
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(!upstream.isCancelled)
+        second.cancel()
+        try await withTestTimeout(5, "the upstream to be cancelled") { while !upstream.isCancelled { try await Task.sleep(for: .milliseconds(1)) } }
+    }
+
+    @Test("a slow observer's bounded buffer drops the oldest values and counts them")
+    func boundedBuffers() async throws {
+        let harness = NotifierHarness { $0.bufferPolicy = ObserverBufferPolicy(limit: 2, overflow: .dropOldest) }
+        let stream = await harness.notifier.planValues()
+        let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("organization/*"))
+        for index in 0..<5 {
+            upstream.send(json: #"{"eventType":"organization/planChanged","timestamp":"\#(Samples.timestamp)","orgId":"o-\#(index)"}"#)
+        }
+        try await withTestTimeout(5, "five deliveries") {
+            while await harness.notifier.statistics().streams["plan"]?.delivered ?? 0 < 5 { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        #expect(await harness.notifier.statistics().streams["plan"]?.dropped == 3)
+        var iterator = stream.makeAsyncIterator()
+        #expect(await iterator.next()?.orgId == "o-3")
+        #expect(await iterator.next()?.orgId == "o-4")
+        #expect(harness.metrics.counterTotal(label: "vortex_realtime_buffer_drops_total") == 3)
+    }
+
+    @Test("undecodable events are dropped, counted and logged; the stream goes on")
+    func decodingTolerance() async throws {
+        let harness = NotifierHarness()
+        let revokes = ValueProbe(await harness.notifier.revokeValues())
+        let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("tokenRevoked"))
+        upstream.send(json: #"{"eventType":"user/tokenRevoked","reason":"PASSWORD_CHANGED"}"#)
+        upstream.send(json: "not json")
+        upstream.send(json: #"{"eventType":"user/tokenRevoked","userId":"u-1","revokedAt":"x","reason":"SOMETHING_NEW","extra":1}"#)
+        let value = try await revokes.next()
+        #expect(value.reason == .unknown("SOMETHING_NEW"))
+        #expect(await harness.notifier.statistics().decodeFailures == 2)
+        #expect(harness.metrics.counterTotal(label: "vortex_realtime_decode_failures_total") == 2)
+        #expect(harness.metrics.counterTotal(label: "vortex_realtime_events_delivered_total") == 1)
+    }
+
+    @Test("the device-group filter drops other groups' device events on both APIs")
+    func filterHook() async throws {
+        struct OnlyGroupOne: DeviceEventFilter {
+            func canAccessDevice(deviceGroupID: String) -> Bool { deviceGroupID == "g-1" }
+        }
+        let harness = NotifierHarness(filter: OnlyGroupOne())
+        let presence = ValueProbe(await harness.notifier.devicePresenceValues())
+        let merged = ValueProbe(await harness.notifier.deviceValues())
+        let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("device/*"))
+        upstream.send(json: Samples.presenceChannel(online: true, group: "g-2"))
+        upstream.send(json: Samples.presenceChannel(online: false, group: "g-1"))
+        #expect(try await presence.next().siteId == "g-1")
+        #expect(try await merged.next().siteId == "g-1")
+        #expect(presence.received.count == 1)
+    }
+
+    @Test("identity change: unsubscribe, disconnect, resubscribe with the new user; observers keep their streams")
+    func identityChange() async throws {
+        let harness = NotifierHarness()
+        let events = ValueProbe(await harness.notifier.connectionEvents())
+        let roles = ValueProbe(await harness.notifier.roleValues())
+        let first = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("roleChanged"))
+        await harness.notifier.update(userId: "u-2", organizationId: "o-1")
+        #expect(harness.transport.disconnectCount == 1)
+        let second = try await harness.transport.waitForSubscription(after: first.index) { $0 == .channel("vortex-app/user/u-2/roleChanged") }
+        second.send(.live)
+        second.send(json: #"{"eventType":"user/roleChanged","timestamp":"\#(Samples.timestamp)","reason":"promoted"}"#)
+        #expect(try await roles.next().reason == "promoted")
+        await harness.notifier.update(userId: nil, organizationId: nil)
+        #expect(harness.transport.activeSubscriptions.allSatisfy { $0.index < second.index } || second.isCancelled)
+        try await withTestTimeout(5, "signedOut") { while !events.received.contains(.signedOut) { try await Task.sleep(for: .milliseconds(1)) } }
+        #expect(!(await harness.notifier.isConnectedUpstream))
+    }
+
+    @Test("background: the connection closes after the grace delay; foreground resubscribes and reports the gap")
+    func backgroundForeground() async throws {
+        let harness = NotifierHarness()
+        let events = ValueProbe(await harness.notifier.connectionEvents())
+        let plans = ValueProbe(await harness.notifier.planValues())
+        let first = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("organization/*"))
+        await harness.notifier.enterBackground()
+        try await harness.clock.waitForSleeper(sleeping: .seconds(30))
+        harness.clock.advance(by: .seconds(10))
+        await harness.notifier.enterForeground()
+        #expect(!(await harness.notifier.isSuspended))
+        #expect(harness.transport.disconnectCount == 0)
+        await harness.notifier.enterBackground()
+        try await harness.clock.waitForSleeper(sleeping: .seconds(30))
+        harness.clock.advance(by: .seconds(30))
+        try await withTestTimeout(5, "suspension") { while !(await harness.notifier.isSuspended) { try await Task.sleep(for: .milliseconds(1)) } }
+        #expect(harness.transport.disconnectCount == 1)
+        harness.clock.advance(by: .seconds(20))
+        await harness.notifier.enterForeground()
+        let second = try await harness.transport.waitForSubscription(after: first.index, where: NotifierHarness.channel("organization/*"))
+        second.send(.live)
+        second.send(json: Samples.planChannel)
+        #expect(try await plans.next().isFreePlan == true)
+        try await withTestTimeout(5, "a resumed event") {
+            while !events.received.contains(where: { if case .resumed(_, _, let gap) = $0 { gap.duration == 20 } else { false } }) {
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        }
+        #expect(events.received.contains(.suspended))
+    }
+
+    @Test("switchTransport: subscribes on the new transport, cuts over when live, disconnects the old; streams never end")
+    func switchTransport() async throws {
+        let harness = NotifierHarness()
+        let events = ValueProbe(await harness.notifier.connectionEvents())
+        let presence = ValueProbe(await harness.notifier.devicePresenceValues())
+        let old = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("device/*"))
+        old.send(json: Samples.presenceChannel(online: true))
+        #expect(try await presence.next().online == true)
+        let graphQL = ScriptedTransport(dialect: .graphQL)
+        let switching = Task { try await harness.notifier.switchTransport(to: graphQL) }
+        let new = try await graphQL.waitForSubscription(where: NotifierHarness.operation("subscribeDeviceState"))
+        new.send(json: Samples.presenceLegacy(online: false))
+        old.send(json: Samples.presenceChannel(online: true))
+        #expect(try await presence.next().online == true)
+        new.send(.live)
+        try await switching.value
+        #expect(harness.transport.disconnectCount == 1)
+        #expect(await harness.notifier.activeTransportName == "graphql")
+        new.send(json: Samples.presenceLegacy(online: false))
+        #expect(try await presence.next().online == false)
+        #expect(presence.received.count == 3)
+        #expect(events.received.contains { if case .transportSwitched(from: "appsync", to: "graphql", _, .requested) = $0 { true } else { false } })
+        #expect(harness.metrics.counterTotal(label: "vortex_realtime_transport_switches_total") == 1)
+    }
+
+    @Test("a switch whose new transport never gets live times out and keeps the old transport")
+    func switchTimeout() async throws {
+        let harness = NotifierHarness { $0.switchTimeout = .seconds(5) }
+        let presence = ValueProbe(await harness.notifier.devicePresenceValues())
+        let old = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("device/*"))
+        let graphQL = ScriptedTransport(dialect: .graphQL)
+        let switching = Task { try await harness.notifier.switchTransport(to: graphQL) }
+        _ = try await graphQL.waitForSubscription()
+        try await harness.clock.waitForSleeper(sleeping: .seconds(5))
+        harness.clock.advance(by: .seconds(5))
+        await #expect(throws: RealtimeError.connectionTimedOut(.seconds(5))) { try await switching.value }
+        #expect(await harness.notifier.activeTransportName == "appsync")
+        #expect(graphQL.disconnectCount == 1)
+        old.send(json: Samples.presenceChannel(online: true))
+        #expect(try await presence.next().online == true)
+    }
+
+    @Test("sessionExpired from the transport reaches the connection events")
+    func sessionExpiredEvent() async throws {
+        let harness = NotifierHarness()
+        let events = ValueProbe(await harness.notifier.connectionEvents())
+        _ = ValueProbe(await harness.notifier.roleValues())
+        let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("roleChanged"))
+        upstream.finish(throwing: RealtimeError.sessionExpired("refused"))
+        #expect(try await events.next() == .sessionExpired)
+    }
+}
