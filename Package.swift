@@ -111,6 +111,10 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "CompositionTests", dependencies: ["Composition"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "CompositionTests",
+            dependencies: ["Composition", "BackendNotifier", "SubscriberCore", "RealtimeTesting"],
+            swiftSettings: strictSettings
+        ),
     ]
 )
