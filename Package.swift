@@ -72,7 +72,7 @@ let package = Package(
         .executableTarget(
             name: "VortexRealtimeCLI",
             dependencies: [
-                "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "Composition",
+                "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier", "Composition",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
