@@ -10,6 +10,7 @@ struct GraphQLLink {
     var end: GraphQLLinkEnd?
     var requestedEnd: GraphQLLinkEnd?
     var pongs: UInt64 = 0
+    var pongWaiter: CheckedContinuation<Bool, Never>?
     var tasks: [Task<Void, Never>] = []
 }
 

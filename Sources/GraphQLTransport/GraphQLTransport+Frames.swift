@@ -17,6 +17,7 @@ extension GraphQLTransport {
             }
             switch action {
             case .none: break
+            case .subscriptionEnded: scheduleIdleClose()
             case .pong: try? await current.connection.send(.text(GraphQLOutboundMessage.pong))
             case .violation(let detail):
                 logger.error("protocol violation by the server; closing", metadata: ["detail": "\(detail)"])
@@ -28,6 +29,7 @@ extension GraphQLTransport {
 
     enum FrameAction {
         case none
+        case subscriptionEnded
         case pong
         case violation(String)
     }
@@ -43,7 +45,7 @@ extension GraphQLTransport {
         case "ping":
             return .pong
         case "pong":
-            link?.pongs &+= 1
+            pongReceived()
             return .none
         case "connection_ack":
             guard !acked else { return .none }
@@ -68,11 +70,12 @@ extension GraphQLTransport {
             let errors = (try? envelope.valueBytes("payload", in: bytes)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
             logger.warning("subscription ended with errors", metadata: ["id": "\(id)"])
             record.sink.finish(throwing: RealtimeError.graphQLErrors(errors))
-            return .none
+            return .subscriptionEnded
         case "complete":
             guard let id = envelope.string("id", in: bytes) else { return .violation("complete without id") }
-            subscriptions.removeValue(forKey: id)?.sink.finish()
-            return .none
+            guard let record = subscriptions.removeValue(forKey: id) else { return .none }
+            record.sink.finish()
+            return .subscriptionEnded
         default:
             return .violation("unknown message type \(type)")
         }

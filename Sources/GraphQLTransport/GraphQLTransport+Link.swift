@@ -72,7 +72,10 @@ extension GraphQLTransport {
         current.ackWaiter = nil
         for task in current.tasks { task.cancel() }
         current.tasks = []
+        let pongWaiter = current.pongWaiter
+        current.pongWaiter = nil
         link = current
+        pongWaiter?.resume(returning: false)
         ackWaiter?.resume(returning: .failure(end))
         for waiter in waiters { waiter.resume(returning: end) }
     }
@@ -83,16 +86,28 @@ extension GraphQLTransport {
         await close(generation, as: .ackTimeout(configuration.ackTimeout), code: GraphQLCloseCode.ackTimeout, reason: "Connection acknowledgement timeout")
     }
 
-    /// Client keep-alive: a `ping` every interval; no `pong` within the timeout closes the connection as dead.
+    /// Client keep-alive: `ping` once `pingInterval` has passed since the last pong (the reference client's schedule);
+    /// no `pong` within `pongTimeout` closes the connection as dead.
     func startPinging(_ generation: Int) {
         guard let interval = configuration.pingInterval else { return }
         let timeout = configuration.pongTimeout
         link?.tasks.append(Task { [weak self, clock] in
             while true {
                 do { try await clock.sleep(for: interval, tolerance: nil) } catch { return }
-                guard let self, let seen = await self.sendPing(generation) else { return }
-                do { try await clock.sleep(for: timeout, tolerance: nil) } catch { return }
-                guard await self.pongArrived(since: seen, on: generation) else {
+                guard let self, await self.sendPing(generation) else { return }
+                let answered = await withTaskGroup(of: Bool.self) { group in
+                    group.addTask { await self.waitForPong(generation) }
+                    group.addTask {
+                        do { try await clock.sleep(for: timeout, tolerance: nil) } catch { return true }
+                        return false
+                    }
+                    let first = await group.next() ?? true
+                    group.cancelAll()
+                    await self.releasePongWaiter(generation)
+                    return first
+                }
+                if Task.isCancelled { return }
+                guard answered else {
                     await self.close(generation, as: .pongTimeout(timeout), code: GraphQLCloseCode.pongTimeout, reason: "pong timeout")
                     return
                 }
@@ -100,15 +115,33 @@ extension GraphQLTransport {
         })
     }
 
-    /// Sends a ping; returns the pong count before it, or `nil` when the link is gone.
-    private func sendPing(_ generation: Int) async -> UInt64? {
-        guard let current = link, current.generation == generation, current.end == nil else { return nil }
+    /// Sends a ping; `false` when the link is gone.
+    private func sendPing(_ generation: Int) async -> Bool {
+        guard let current = link, current.generation == generation, current.end == nil else { return false }
         try? await current.connection.send(.text(GraphQLOutboundMessage.ping))
-        return current.pongs
+        return true
     }
 
-    private func pongArrived(since seen: UInt64, on generation: Int) -> Bool {
-        guard let current = link, current.generation == generation else { return true }
-        return current.pongs != seen
+    /// Returns when the next pong arrives (or the link ends).
+    private func waitForPong(_ generation: Int) async -> Bool {
+        await withCheckedContinuation { continuation in
+            guard let current = link, current.generation == generation, current.end == nil else { return continuation.resume(returning: false) }
+            link?.pongWaiter?.resume(returning: false)
+            link?.pongWaiter = continuation
+        }
+    }
+
+    private func releasePongWaiter(_ generation: Int) {
+        guard link?.generation == generation, let waiter = link?.pongWaiter else { return }
+        link?.pongWaiter = nil
+        waiter.resume(returning: false)
+    }
+
+    /// A pong arrived.
+    func pongReceived() {
+        link?.pongs &+= 1
+        let waiter = link?.pongWaiter
+        link?.pongWaiter = nil
+        waiter?.resume(returning: true)
     }
 }

@@ -245,7 +245,7 @@ public actor GraphQLTransport: RealtimeTransport {
     }
 
     /// Closes the socket once no subscription is left (after ``GraphQLTransportConfiguration/idleCloseDelay``).
-    private func scheduleIdleClose() {
+    func scheduleIdleClose() {
         guard subscriptions.isEmpty, let current = link, current.end == nil else { return }
         let delay = configuration.idleCloseDelay
         let generation = current.generation
