@@ -116,56 +116,22 @@ public actor GraphQLTransport: RealtimeTransport {
 
     private func supervise(epoch myEpoch: Int) async {
         defer { if epoch == myEpoch { supervisor = nil } }
-        var bookkeeping = ReconnectBookkeeping(policy: configuration.reconnectPolicy)
-        var backoff: (delay: Duration, attempt: Int)?
-        while epoch == myEpoch && !Task.isCancelled {
-            guard !subscriptions.isEmpty else {
-                states.update(.idle)
-                return
-            }
-            if let (delay, attempt) = backoff {
-                backoff = nil
-                states.update(.reconnecting(attempt: attempt, delay: delay))
-                logger.info("reconnecting", metadata: ["attempt": "\(attempt)", "delay": "\(delay)"])
-                do { try await clock.sleep(for: delay, tolerance: nil) } catch { return }
-                guard epoch == myEpoch else { return }
-                guard !subscriptions.isEmpty else { continue }
-            }
-            guard await auth.isSignedIn() else {
-                if epoch == myEpoch { shutdown(.signedOut, error: .signedOut) }
-                return
-            }
-            guard epoch == myEpoch else { return }
-            states.update(.connecting)
-            let credentials: AuthCredentials
-            do {
-                credentials = try await auth.credentials(forceRefresh: bookkeeping.forceRefresh)
-            } catch {
-                if epoch == myEpoch { shutdown(.sessionExpired, error: .sessionExpired("credentials unavailable: \(error)")) }
-                return
-            }
-            guard epoch == myEpoch else { return }
-            let end: GraphQLLinkEnd
-            switch await establish(credentials: credentials) {
-            case .failure(let failure):
-                end = failure
-            case .success(let generation):
-                guard epoch == myEpoch else { return }
-                bookkeeping.connected()
-                end = await run(generation)
-            }
-            guard epoch == myEpoch, !Task.isCancelled else { return }
-            logger.info("connection ended", metadata: ["reason": "\(end)"])
-            switch bookkeeping.decide(after: reconnectEnding(end)) {
-            case .idle, .connectNow:
-                continue
-            case .connectAfter(let delay, let attempt):
-                backoff = (delay, attempt)
-            case .stop(let reason, let error):
-                shutdown(reason, error: error)
-                return
-            }
-        }
+        let supervisor = ConnectionSupervisor(
+            policy: configuration.reconnectPolicy, auth: auth, clock: clock, states: states, logger: logger)
+        await supervisor.run(
+            isCurrent: { epoch == myEpoch },
+            wantsConnection: { !subscriptions.isEmpty },
+            attempt: { credentials in
+                switch await establish(credentials: credentials) {
+                case .failure(let end):
+                    return ConnectionSupervisor.Outcome(acknowledged: false, ending: reconnectEnding(end), detail: "\(end)")
+                case .success(let generation):
+                    guard epoch == myEpoch else { return ConnectionSupervisor.Outcome(acknowledged: false, ending: .requested, detail: "superseded") }
+                    let end = await run(generation)
+                    return ConnectionSupervisor.Outcome(acknowledged: true, ending: reconnectEnding(end), detail: "\(end)")
+                }
+            },
+            stop: { reason, error in shutdown(reason, error: error) })
     }
 
     private func reconnectEnding(_ end: GraphQLLinkEnd) -> ReconnectBookkeeping.Ending {
