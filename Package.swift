@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "BackendNotifier", targets: ["BackendNotifier"]),
         .library(name: "Composition", targets: ["Composition"]),
         .library(name: "RealtimeTesting", targets: ["RealtimeTesting"]),
+        .library(name: "LocalBackend", targets: ["LocalBackend"]),
         .executable(name: "vortex-realtime", targets: ["VortexRealtimeCLI"]),
     ],
     dependencies: [
@@ -30,6 +31,13 @@ let package = Package(
         // Test-only: the OpenAPI document of the nine payloads is loaded and checked against the models.
         .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        // The local backend and the CLI only: never linked by the library products an app uses.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -69,10 +77,28 @@ let package = Package(
             dependencies: ["SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier"],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "LocalBackend",
+            dependencies: [
+                "SubscriberCore", "AppSyncEventsTransport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "VortexRealtimeCLI",
             dependencies: [
-                "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier", "Composition",
+                "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier", "Composition", "LocalBackend",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -114,6 +140,17 @@ let package = Package(
         .testTarget(
             name: "CompositionTests",
             dependencies: ["Composition", "BackendNotifier", "SubscriberCore", "RealtimeTesting"],
+            swiftSettings: strictSettings
+        ),
+            .testTarget(
+            name: "LocalBackendTests",
+            dependencies: [
+                "LocalBackend", "SubscriberCore", "AppSyncEventsTransport", "RealtimeTesting",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: strictSettings
         ),
     ]

@@ -16,7 +16,7 @@ struct GraphQLLink {
 
 /// Why the link ended.
 enum GraphQLLinkEnd: Error, Sendable, Equatable, CustomStringConvertible {
-    case openFailed(String)
+    case openFailed(String, authRejected: Bool)
     case closed(WebSocketCloseInfo)
     case ackTimeout(Duration)
     case pongTimeout(Duration)
@@ -25,7 +25,7 @@ enum GraphQLLinkEnd: Error, Sendable, Equatable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .openFailed(let detail): "open failed: \(detail)"
+        case .openFailed(let detail, _): "open failed: \(detail)"
         case .closed(let info): "closed \(info)"
         case .ackTimeout(let after): "no connection_ack within \(after)"
         case .pongTimeout(let after): "no pong within \(after)"

@@ -10,7 +10,7 @@ extension GraphQLTransport {
             connection = try await connector.connect(request, timeout: configuration.ackTimeout, clock: clock)
         } catch {
             logger.warning("connect failed", metadata: ["error": "\(error)"])
-            return .failure(.openFailed(String(describing: error)))
+            return .failure(.openFailed(String(describing: error), authRejected: (error as? WebSocketSeamError)?.isAuthenticationRejection ?? false))
         }
         let generation = nextGeneration
         nextGeneration += 1

@@ -138,7 +138,7 @@ public actor GraphQLTransport: RealtimeTransport {
         switch end {
         case .requested: .requested
         case .closed(let info): GraphQLCloseCode.ending(for: info, hasSubscriptions: !subscriptions.isEmpty)
-        case .openFailed(let detail) where detail.contains("401") || detail.contains("403"): .authRejected(detail)
+        case .openFailed(let detail, authRejected: true): .authRejected(detail)
         case .openFailed, .ackTimeout, .pongTimeout, .protocolViolation: .retryable
         }
     }

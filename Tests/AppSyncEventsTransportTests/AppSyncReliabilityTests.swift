@@ -202,4 +202,25 @@ struct AppSyncReliabilityTests {
         await #expect(throws: RealtimeError.self) { try await transport.publish(PublishRequest(channel: "default/*", events: ["1"])) }
         await transport.disconnect()
     }
+
+    @Test("an upgrade refused with HTTP 401 counts as an auth rejection; a connection error mentioning 401 in an address does not")
+    func upgradeRejectionClassification() async throws {
+        let auth = ScriptedAuthSession(.bearerToken("old"), .bearerToken("new"))
+        let harness = try AppSyncHarness(auth: auth)
+        harness.server.refuseNextConnections(2, with: .upgradeRejected("HTTP 401 Unauthorized"))
+        let probe = await harness.subscribe("default/a")
+        guard case .failed(let error) = try await probe.ending() else { Issue.record("must fail"); return }
+        guard case .sessionExpired = error as? RealtimeError else { Issue.record("expected sessionExpired, got \(error)"); return }
+        #expect(auth.credentialRequests == [false, true])
+
+        let other = ScriptedAuthSession(.bearerToken("jwt"))
+        let second = try AppSyncHarness(auth: other) { $0.reconnectPolicy = .fixed(.seconds(1), maxAttempts: 1) }
+        second.server.refuseNextConnections(2, with: .connectionFailed("connect to 127.0.0.1:40133 (error 401-ish)"))
+        let retried = await second.subscribe("default/a")
+        try await second.clock.waitForSleeper(sleeping: .seconds(1))
+        second.clock.advance(by: .seconds(1))
+        guard case .failed(let failure) = try await retried.ending() else { Issue.record("must fail"); return }
+        #expect(failure as? RealtimeError == .reconnectAttemptsExhausted(1))
+        #expect(other.credentialRequests == [false, false])
+    }
 }

@@ -251,7 +251,7 @@ public actor AppSyncEventsTransport: RealtimeTransport {
             connection = try await connector.connect(request, timeout: configuration.ackTimeout, clock: clock)
         } catch {
             let detail = String(describing: error)
-            let authRejected = detail.contains("401") || detail.contains("403")
+            let authRejected = (error as? WebSocketSeamError)?.isAuthenticationRejection ?? false
             logger.warning("connect failed", metadata: ["error": "\(detail)"])
             return .failure(.openFailed(detail, authRejected: authRejected))
         }

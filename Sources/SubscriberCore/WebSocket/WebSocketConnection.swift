@@ -41,6 +41,14 @@ public enum WebSocketSeamError: Error, Sendable, Equatable, CustomStringConverti
     /// A send was attempted on a connection that has ended.
     case notConnected
 
+    /// Whether the server refused the upgrade for authentication (HTTP 401 or 403). Only connectors that can read the
+    /// upgrade response's status report it (as `upgradeRejected("HTTP <status>…")`); swift-websocket's `WSClient`
+    /// cannot, so with ``NIOWebSocketConnector`` a refused upgrade is an ordinary connection failure.
+    public var isAuthenticationRejection: Bool {
+        guard case .upgradeRejected(let detail) = self else { return false }
+        return detail.hasPrefix("HTTP 401") || detail.hasPrefix("HTTP 403")
+    }
+
     public var description: String {
         switch self {
         case .invalidURL(let detail): "invalid WebSocket URL: \(detail)"

@@ -1,0 +1,170 @@
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import SubscriberCore
+import WSClient
+
+/// A raw WebSocket client on swift-websocket's `WSClient` for conformance tests: sends text frames exactly as given
+/// and records every message and the server's close code.
+final class RawWebSocket: Sendable {
+    enum Failure: Error, CustomStringConvertible {
+        case upgradeFailed(String)
+        case timedOut(String)
+        case notOpen
+
+        var description: String {
+            switch self {
+            case .upgradeFailed(let detail): "upgrade failed: \(detail)"
+            case .timedOut(let what): "timed out waiting for \(what)"
+            case .notOpen: "not open"
+            }
+        }
+    }
+
+    private struct State {
+        var writer: WebSocketOutboundWriter?
+        var messages: [String] = []
+        var closed = false
+        var closeCode: UInt16?
+        var failure: String?
+    }
+
+    private let state = Locked(State())
+    private let task = Locked<Task<Void, Never>?>(nil)
+
+    private init() {}
+
+    /// Connects and waits for the upgrade. `headers` go on the upgrade request; `subprotocols` are offered in one
+    /// `Sec-WebSocket-Protocol` header.
+    static func connect(
+        _ url: String, subprotocols: [String] = [], headers: [String: String] = [:], timeout: Duration = .seconds(5)
+    ) async throws -> RawWebSocket {
+        var fields = HTTPFields()
+        if !subprotocols.isEmpty { fields[.secWebSocketProtocol] = subprotocols.joined(separator: ", ") }
+        for (name, value) in headers {
+            guard let fieldName = HTTPField.Name(name) else { continue }
+            fields[fieldName] = value
+        }
+        let socket = RawWebSocket()
+        var logger = Logger(label: "raw-websocket")
+        logger.logLevel = .critical
+        let configuration = WebSocketClientConfiguration(maxFrameSize: 4 * 1024 * 1024, additionalHeaders: fields)
+        let state = socket.state
+        let task = Task {
+            do {
+                let close = try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { inbound, outbound, _ in
+                    state.withLock { $0.writer = outbound }
+                    for try await message in inbound.messages(maxSize: 16 * 1024 * 1024) {
+                        switch message {
+                        case .text(let text): state.withLock { $0.messages.append(text) }
+                        case .binary(let buffer): state.withLock { $0.messages.append(String(buffer: buffer)) }
+                        }
+                    }
+                }
+                state.withLock { state in
+                    state.closed = true
+                    state.closeCode = close.map { UInt16(webSocketErrorCode: $0.closeCode) }
+                }
+            } catch {
+                state.withLock { state in
+                    state.closed = true
+                    state.failure = "\(error)"
+                }
+            }
+        }
+        socket.task.withLock { $0 = task }
+        try await socket.poll("the upgrade", timeout: timeout) { state -> Void? in
+            if state.writer != nil { return () }
+            if let failure = state.failure { throw Failure.upgradeFailed(failure) }
+            if state.closed { throw Failure.upgradeFailed("closed before opening") }
+            return nil
+        }
+        return socket
+    }
+
+    /// Sends one text frame (fragmented by WSClient above its frame size).
+    func send(_ text: String) async throws {
+        guard let writer = state.withLock({ $0.writer }), !state.withLock({ $0.closed }) else { throw Failure.notOpen }
+        try await writer.writeTextMessage(text)
+    }
+
+    /// The next message as text, removing it from the inbox.
+    func nextText(timeout: Duration = .seconds(5)) async throws -> String {
+        try await poll("a message", timeout: timeout) { state in
+            if !state.messages.isEmpty { return state.messages.removeFirst() }
+            if state.closed { throw Failure.timedOut("a message (the socket closed with \(state.closeCode.map(String.init) ?? "no code"))") }
+            return nil
+        }
+    }
+
+    /// The next message as a JSON object.
+    func next(timeout: Duration = .seconds(5)) async throws -> [String: Any] {
+        let text = try await nextText(timeout: timeout)
+        guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+            throw Failure.upgradeFailed("not a JSON object: \(text)")
+        }
+        return object
+    }
+
+    /// The next message whose `type` is not `ka`.
+    func nextSkippingKeepAlive(timeout: Duration = .seconds(5)) async throws -> [String: Any] {
+        while true {
+            let message = try await next(timeout: timeout)
+            if message["type"] as? String != "ka" { return message }
+        }
+    }
+
+    /// Every message received within `duration` (keep-alives included).
+    func drain(for duration: Duration) async throws -> [[String: Any]] {
+        try await Task.sleep(for: duration)
+        let texts = state.withLock { state in
+            defer { state.messages.removeAll() }
+            return state.messages
+        }
+        return texts.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// The `data` messages received: waits until at least `count` have arrived (or `timeout`), then `settle` longer
+    /// for any extra ones, and removes every message read so far from the inbox.
+    func dataMessages(count: Int, settle: Duration = .milliseconds(100), timeout: Duration = .seconds(5)) async throws -> [[String: Any]] {
+        func parsed() -> [[String: Any]] {
+            state.withLock { $0.messages }.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .filter { $0["type"] as? String == "data" }
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while parsed().count < count, clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: settle)
+        let all = parsed()
+        state.withLock { $0.messages.removeAll() }
+        return all
+    }
+
+    /// Waits for the connection to end; returns the server's close code.
+    func waitForClose(timeout: Duration = .seconds(5)) async throws -> UInt16? {
+        try await poll("the close", timeout: timeout) { state in state.closed ? .some(state.closeCode) : nil }
+    }
+
+    /// Whether the connection has ended.
+    var isClosed: Bool { state.withLock { $0.closed } }
+
+    /// Closes normally and waits for the end.
+    func close() async {
+        if let writer = state.withLock({ $0.writer }), !isClosed {
+            try? await writer.close(.normalClosure, reason: nil)
+        }
+        _ = try? await waitForClose(timeout: .seconds(3))
+        task.withLock { $0?.cancel() }
+    }
+
+    private func poll<T>(_ what: String, timeout: Duration, _ check: (inout State) throws -> T?) async throws -> T {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while true {
+            if let value = try state.withLock(check) { return value }
+            guard clock.now < deadline else { throw Failure.timedOut(what) }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
