@@ -95,10 +95,19 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "RealtimeDrill",
+            dependencies: [
+                "SubscriberCore", "BackendNotifier", "Composition", "LocalBackend",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "VortexRealtimeCLI",
             dependencies: [
                 "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier", "Composition", "LocalBackend",
+                "RealtimeDrill",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -7,7 +7,11 @@ struct VortexRealtime: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vortex-realtime",
         abstract: "Subscribe, publish and run the local backend for Vortex real-time events.",
-        subcommands: [TailCommand.self, PublishCommand.self, WatchCommand.self, ServeCommand.self, TokenCommand.self]
+        subcommands: [
+            DemoCommand.self, ServeCommand.self, TokenCommand.self, TailCommand.self, PublishCommand.self, WatchCommand.self,
+            DrillCommand.self,
+        ],
+        defaultSubcommand: DemoCommand.self
     )
 
     /// Runs the command, mapping failures to the documented exit statuses: 0 success (and --help),

@@ -1,0 +1,68 @@
+import Foundation
+import LocalBackend
+
+/// The scripted "day in the life" of a Vortex user: every one of the nine event kinds, each event with a unique
+/// timestamp so the drill can tell exactly which ones arrived where.
+public enum DrillScript {
+    /// The user the drill signs in (a member of `organization` with access to `deviceGroup` in the sample directory).
+    public static let user = "u-1"
+    /// The user's organization.
+    public static let organization = "o-1"
+    /// A device group the user may see.
+    public static let deviceGroup = "g-1"
+
+    /// The public streams each kind reaches (nine-method stream first, then the merged one when it differs).
+    public static func streams(of kind: DomainEventKind) -> [String] {
+        switch kind {
+        case .devicePresence: ["devicePresence", "device"]
+        case .deviceRecording: ["deviceRecording", "device"]
+        case .deviceFirmware: ["deviceFirmware", "device"]
+        case .archiveState: ["archive"]
+        case .licensePhase: ["license", "organization"]
+        case .plan: ["plan", "organization"]
+        case .aiSettings: ["aiSettings", "organization"]
+        case .roleChanged: ["role"]
+        case .tokenRevoked: ["revoke"]
+        }
+    }
+
+    /// Every public stream, in a stable order.
+    public static let allStreams = [
+        "devicePresence", "deviceRecording", "deviceFirmware", "device", "archive", "license", "plan", "aiSettings",
+        "organization", "role", "revoke",
+    ]
+
+    /// The kinds in the order of the story: a device goes offline and online, records, updates its firmware, an archive
+    /// becomes ready, the licence phase, plan and AI settings change, the role changes, and finally the token is revoked.
+    public static let story: [DomainEventKind] = [
+        .devicePresence, .devicePresence, .deviceRecording, .deviceFirmware, .archiveState, .licensePhase, .plan, .aiSettings,
+        .roleChanged, .tokenRevoked,
+    ]
+
+    /// Event number `index` of a sequence cycling through `kinds`, stamped `timestamp`.
+    public static func event(_ index: Int, kind: DomainEventKind, timestamp: String) -> DomainEvent {
+        let device: [String: LocalBackend.JSONValue] = ["mac": .string("00:1A:2B:3C:4D:5E"), "derivant": .string("VX-100"), "thingName": .string("thing-7")]
+        var payload: [String: LocalBackend.JSONValue]
+        switch kind {
+        case .devicePresence: payload = device.merging(["online": .bool(index % 2 == 1)]) { $1 }
+        case .deviceRecording: payload = device.merging(["recording": .bool(index % 3 != 0)]) { $1 }
+        case .deviceFirmware: payload = device.merging(["fwUpdateState": .int(index % 16 - 1)]) { $1 }
+        case .archiveState:
+            payload = device.merging([
+                "status": .string("Ready"), "videoLength": .double(12.5), "videoSize": .int(1_048_576), "cloudSize": .int(524_288),
+                "hasH265": .bool(true), "createdAt": .string(timestamp),
+            ]) { $1 }
+        case .licensePhase: payload = ["licensePhase": .string(["Valid", "NoticePeriod", "GracePeriod"][index % 3])]
+        case .plan: payload = ["isFreePlan": .bool(index % 2 == 0)]
+        case .aiSettings:
+            payload = ["aiControlSetting": .object([
+                "uuid": .string("ai-\(index)"), "termsAgreement": .bool(true), "options": .object(["detectPeople": .bool(true)]),
+            ])]
+        case .roleChanged: payload = ["reason": .string("role updated #\(index)")]
+        case .tokenRevoked: payload = ["revokedAt": .string(timestamp), "reason": .string("PASSWORD_CHANGED"), "requestId": .string("req-\(index)")]
+        }
+        return DomainEvent(
+            kind: kind, orgId: organization, deviceGroupId: kind.audience == .deviceGroup ? deviceGroup : nil,
+            userId: kind.audience == .user ? user : nil, payload: payload, timestamp: timestamp)
+    }
+}

@@ -1,0 +1,92 @@
+import BackendNotifier
+import Foundation
+import SubscriberCore
+
+/// Observes every public stream of a notifier (both APIs) and records each value with its `timestamp`.
+final class StreamRecorder: Sendable {
+    struct Entry: Sendable {
+        let timestamp: String
+        let json: String
+        let receivedAt: Date
+    }
+
+    private let entries = Locked<[String: [Entry]]>([:])
+    private let connectionEvents = Locked<[NotifierConnectionEvent]>([])
+    private let tasks = Locked<[Task<Void, Never>]>([])
+    /// Called for every value (the demo prints them live).
+    private let onValue: @Sendable (String, String) -> Void
+
+    init(notifier: BackendNotifier, onValue: @escaping @Sendable (String, String) -> Void = { _, _ in }) async {
+        self.onValue = onValue
+        let streams: [(String, @Sendable () async -> Void)] = [
+            ("devicePresence", { [self] in await self.drain(await notifier.devicePresenceValues(), "devicePresence") }),
+            ("deviceRecording", { [self] in await self.drain(await notifier.deviceRecordingValues(), "deviceRecording") }),
+            ("deviceFirmware", { [self] in await self.drain(await notifier.deviceFirmwareValues(), "deviceFirmware") }),
+            ("device", { [self] in await self.drain(await notifier.deviceValues(), "device") }),
+            ("archive", { [self] in await self.drain(await notifier.archiveValues(), "archive") }),
+            ("license", { [self] in await self.drain(await notifier.licenseValues(), "license") }),
+            ("plan", { [self] in await self.drain(await notifier.planValues(), "plan") }),
+            ("aiSettings", { [self] in await self.drain(await notifier.aiSettingsValues(), "aiSettings") }),
+            ("organization", { [self] in await self.drain(await notifier.organizationValues(), "organization") }),
+            ("role", { [self] in await self.drain(await notifier.roleValues(), "role") }),
+            ("revoke", { [self] in await self.drain(await notifier.revokeValues(), "revoke") }),
+        ]
+        let events = await notifier.connectionEvents()
+        var started = streams.map { _, body in Task { await body() } }
+        started.append(Task { [connectionEvents] in
+            for await event in events { connectionEvents.withLock { $0.append(event) } }
+        })
+        tasks.withLock { $0 = started }
+    }
+
+    private func drain<T: Encodable & Sendable>(_ stream: AsyncStream<T>, _ name: String) async {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        for await value in stream {
+            let json = (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+            let timestamp = (value as? any VortexEventPayload)?.timestamp
+                ?? (value as? DeviceStateOutput)?.timestamp ?? (value as? OrganizationStateOutput)?.timestamp ?? ""
+            entries.withLock { $0[name, default: []].append(Entry(timestamp: timestamp, json: json, receivedAt: Date())) }
+            onValue(name, json)
+        }
+    }
+
+    func values(of stream: String) -> [Entry] { entries.withLock { $0[stream] ?? [] } }
+
+    var events: [NotifierConnectionEvent] { connectionEvents.withLock { $0 } }
+
+    /// Forgets what was recorded (after the warm-up).
+    func reset() { entries.withLock { $0.removeAll() } }
+
+    /// Waits until `count` distinct upstreams reported live (or resumed), or `timeout` seconds pass.
+    func waitForLive(upstreams count: Int, timeout: Double) async -> Bool {
+        await poll(timeout) {
+            Set(self.events.compactMap { event -> String? in
+                switch event {
+                case .live(let stream, _), .resumed(let stream, _, _): stream
+                default: nil
+                }
+            }).count >= count
+        }
+    }
+
+    /// Waits until every stream has received every timestamp expected of it, or `timeout` seconds pass.
+    func waitFor(_ expected: [String: Set<String>], timeout: Double) async -> Bool {
+        await poll(timeout) {
+            expected.allSatisfy { stream, timestamps in timestamps.isSubset(of: Set(self.values(of: stream).map(\.timestamp))) }
+        }
+    }
+
+    private func poll(_ timeout: Double, _ condition: @Sendable () -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return condition()
+    }
+
+    func cancel() {
+        for task in tasks.withLock({ $0 }) { task.cancel() }
+    }
+}
