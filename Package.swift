@@ -162,5 +162,12 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+            .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "RealtimeDrill", "LocalBackend", "Composition", "BackendNotifier", "SubscriberCore", "RealtimeTesting",
+            ],
+            swiftSettings: strictSettings
+        ),
     ]
 )

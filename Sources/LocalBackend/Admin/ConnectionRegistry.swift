@@ -52,6 +52,14 @@ public final class ConnectionRegistry: Sendable {
         return entries.count
     }
 
+    /// Closes every open connection of one kind; returns how many were open.
+    @discardableResult
+    public func closeAll(of kind: Kind, code: UInt16, reason: String) -> Int {
+        let entries = state.withLock { $0.entries.values.filter { $0.kind == kind } }
+        for entry in entries { entry.close(code, reason) }
+        return entries.count
+    }
+
     /// The number of open connections, optionally of one kind.
     public func count(of kind: Kind? = nil) -> Int {
         state.withLock { state in

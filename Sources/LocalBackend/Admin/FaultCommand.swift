@@ -1,12 +1,14 @@
 /// One `POST /vortex/faults` body: `{"action":"closeAll","code":4500}`, `{"action":"stopKeepAlive","enabled":true}`,
 /// `{"action":"delayFrames","milliseconds":200}`, `{"action":"dropFrames","count":3}`,
-/// `{"action":"refuseConnections","count":2}`, `{"action":"expireTokens"}` or `{"action":"reset"}`.
+/// `{"action":"refuseConnections","count":2}`, `{"action":"expireTokens"}`, `{"action":"outage","protocol":"appsync",
+/// "enabled":true}` (one protocol down, the other up) or `{"action":"reset"}`.
 struct FaultCommand: Sendable, Decodable, Equatable {
     var action: String
     var code: Int?
     var enabled: Bool?
     var milliseconds: Int?
     var count: Int?
+    var `protocol`: String?
 
     /// Applies the command; returns how many connections `closeAll` closed (0 for other actions), or throws a
     /// message for a bad command.
@@ -31,6 +33,11 @@ struct FaultCommand: Sendable, Decodable, Equatable {
             faults.refuseNextConnections(count)
         case "expireTokens":
             faults.expireTokens()
+        case "outage":
+            guard let name = self.protocol, let kind = ConnectionRegistry.Kind(rawValue: name) else {
+                throw .badRequest("outage needs protocol appsync or graphql")
+            }
+            return faults.setOutage(of: kind, enabled ?? true)
         case "reset":
             faults.reset()
         default:

@@ -16,6 +16,8 @@ public final class FaultInjector: Sendable {
         public var pendingConnectionRefusals = 0
         /// JWTs issued before this time are treated as expired; `nil`: off.
         public var tokensExpiredBefore: Date?
+        /// Protocols that are down: their open sockets were closed and their upgrades are refused with 503.
+        public var outages: Set<ConnectionRegistry.Kind> = []
     }
 
     private let state = Locked(State())
@@ -31,6 +33,19 @@ public final class FaultInjector: Sendable {
     public func closeAllConnections(code: UInt16, reason: String = "closed by fault injection") -> Int {
         connections.closeAll(code: code, reason: reason)
     }
+
+    /// Takes one protocol down (`true`: close its sockets with 1001 and refuse its upgrades with 503) or brings it
+    /// back, leaving the other protocol alone: the outage a failover test needs.
+    @discardableResult
+    public func setOutage(of kind: ConnectionRegistry.Kind, _ down: Bool) -> Int {
+        state.withLock { state in
+            if down { state.outages.insert(kind) } else { state.outages.remove(kind) }
+        }
+        return down ? connections.closeAll(of: kind, code: 1001, reason: "outage (fault injection)") : 0
+    }
+
+    /// Whether upgrades for `kind` are refused by an outage.
+    public func isDown(_ kind: ConnectionRegistry.Kind) -> Bool { state.withLock { $0.outages.contains(kind) } }
 
     /// Stops (`true`) or resumes (`false`) keep-alive messages on every connection.
     public func setKeepAliveStopped(_ stopped: Bool) { state.withLock { $0.keepAliveStopped = stopped } }

@@ -170,6 +170,12 @@ public actor LocalBackendServer {
             guard let route = routes.route(for: request.path ?? "/") else {
                 return refuse(.notFound, AppSyncErrorEntry(errorType: "NotFound", message: "No WebSocket endpoint at this path"))
             }
+            let kind: ConnectionRegistry.Kind = request.path == GraphQLRoute.path ? .graphQL : .appSyncEvents
+            if services.faults.isDown(kind) {
+                logger.info("upgrade refused with 503 (outage fault)", metadata: ["protocol": "\(kind.rawValue)"])
+                return refuse(
+                    .serviceUnavailable, AppSyncErrorEntry(errorType: "ServiceUnavailable", message: "\(kind.rawValue) is down (fault injection)"))
+            }
             if services.faults.consumeConnectionRefusal() {
                 logger.info("upgrade refused with 503 (fault injection)")
                 return refuse(
