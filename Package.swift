@@ -104,6 +104,16 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .executableTarget(
+            name: "HotPathBenchmark",
+            dependencies: [
+                "SubscriberCore", "AppSyncEventsTransport", "LocalBackend",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/HotPath",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
             name: "VortexRealtimeCLI",
             dependencies: [
                 "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier", "Composition", "LocalBackend",
