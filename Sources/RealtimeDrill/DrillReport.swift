@@ -92,7 +92,7 @@ public struct DrillReport: Sendable, Codable, Equatable {
             if let difference = stream.difference { lines.append("    \(difference)") }
         }
         lines += ["", "Rollback drill (AppSync Events -> GraphQL -> AppSync Events while events flow)", ""]
-        lines.append(Self.row(["stream", "published", "received", "missing", "outside window", "duplicated"]))
+        lines.append(Self.row(["stream", "published", "received", "missing", "lost outside", "duplicated"]))
         for stream in rollback.streams {
             lines.append(Self.row([stream.stream, "\(stream.published)", "\(stream.received)", "\(stream.missing)", "\(stream.missingOutsideWindows)", "\(stream.duplicated)"]))
         }
@@ -107,6 +107,6 @@ public struct DrillReport: Sendable, Codable, Equatable {
     }
 
     static func row(_ cells: [String]) -> String {
-        cells.enumerated().map { index, cell in index == 0 ? cell.padding(toLength: 16, withPad: " ", startingAt: 0) : String(repeating: " ", count: max(0, 12 - cell.count)) + cell }.joined()
+        cells.enumerated().map { index, cell in index == 0 ? cell.padding(toLength: 16, withPad: " ", startingAt: 0) : String(repeating: " ", count: max(1, 13 - cell.count)) + cell }.joined()
     }
 }

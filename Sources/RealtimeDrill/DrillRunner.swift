@@ -74,6 +74,15 @@ public struct DrillRunner: Sendable {
                 let started = ContinuousClock.now
                 try await stack.switchTransport(to: target)
                 let elapsed = ContinuousClock.now - started
+                let gaps = { recorder.events.compactMap { event -> GapWindow? in
+                    if case .transportSwitched(_, _, let gap, _) = event { return gap }
+                    return nil
+                } }
+                // The switch event reaches the recorder asynchronously.
+                for _ in 0..<100 where gaps().count <= switches.count { try await Task.sleep(for: .milliseconds(5)) }
+                if let gap = gaps().last {
+                    onProgress("rollback: on \(target) after \(Int((gap.duration * 1000).rounded())) ms; events published inside \(gap) may be missing (reported)")
+                }
                 switches.append(RollbackReport.Switch(
                     from: from.rawValue, to: target.rawValue, windowStart: "", windowEnd: "",
                     milliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000))

@@ -13,6 +13,8 @@ final class StreamRecorder: Sendable {
     private let entries = Locked<[String: [Entry]]>([:])
     private let connectionEvents = Locked<[NotifierConnectionEvent]>([])
     private let tasks = Locked<[Task<Void, Never>]>([])
+    /// Values are shown only after the warm-up (the sentinels are not part of the story).
+    private let displaying = Locked(false)
     /// Called for every value (the demo prints them live).
     private let onValue: @Sendable (String, String) -> Void
 
@@ -47,7 +49,7 @@ final class StreamRecorder: Sendable {
             let timestamp = (value as? any VortexEventPayload)?.timestamp
                 ?? (value as? DeviceStateOutput)?.timestamp ?? (value as? OrganizationStateOutput)?.timestamp ?? ""
             entries.withLock { $0[name, default: []].append(Entry(timestamp: timestamp, json: json, receivedAt: Date())) }
-            onValue(name, json)
+            if displaying.withLock({ $0 }) { onValue(name, json) }
         }
     }
 
@@ -56,7 +58,10 @@ final class StreamRecorder: Sendable {
     var events: [NotifierConnectionEvent] { connectionEvents.withLock { $0 } }
 
     /// Forgets what was recorded (after the warm-up).
-    func reset() { entries.withLock { $0.removeAll() } }
+    func reset() {
+        entries.withLock { $0.removeAll() }
+        displaying.withLock { $0 = true }
+    }
 
     /// Waits until `count` distinct upstreams reported live (or resumed), or `timeout` seconds pass.
     func waitForLive(upstreams count: Int, timeout: Double) async -> Bool {

@@ -39,11 +39,12 @@ struct ServerLifecycleTests {
         await #expect(throws: LocalBackendError.stopped) { _ = try await server.start() }
     }
 
-    @Test("GET /graphql answers the upgrade with 501 until the GraphQL handler lands; unknown paths 404")
+    @Test("GET /graphql upgrades with graphql-transport-ws; unknown paths 404")
     func graphQLSeam() async throws {
         try await withBackend { backend in
             let graphQL = try await RawHTTP.upgrade(host: backend.host, port: backend.port, path: "/graphql", subprotocols: ["graphql-transport-ws"])
-            #expect(graphQL.status == 501)
+            #expect(graphQL.status == 101)
+            #expect(graphQL.header("Sec-WebSocket-Protocol") == "graphql-transport-ws")
             let unknown = try await RawHTTP.upgrade(host: backend.host, port: backend.port, path: "/nowhere")
             #expect(unknown.status == 404)
         }

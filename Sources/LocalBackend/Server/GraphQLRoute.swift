@@ -1,3 +1,4 @@
+import GraphQL
 import HTTPTypes
 import Logging
 import NIOCore
@@ -5,28 +6,22 @@ import SubscriberCore
 
 /// The legacy GraphQL endpoint, `GET /graphql` (graphql-transport-ws), on the same port as AppSync Events.
 ///
-/// ## The seam (for the engineer adding the graphql-transport-ws handler)
-///
 /// ``LocalBackendServer/start()`` calls ``register(on:services:)`` once; it registers ``decideUpgrade(request:channel:
-/// services:logger:)`` for ``path`` in the server's ``WebSocketRouteTable``. Replace the body of `decideUpgrade` —
-/// nothing else in the server needs to change:
+/// services:logger:)`` for ``path`` in the server's ``WebSocketRouteTable``. Each upgraded socket runs a
+/// ``GraphQLConnection`` (the protocol, its close codes and the operations), executing ``LegacySchemaSDL`` — the
+/// text of `docs/legacy-schema.graphql` — with GraphQLSwift (``LegacyGraphQLSchema``).
 ///
-/// - Return `.upgrade(headers, handler)` to accept: put `Sec-WebSocket-Protocol: graphql-transport-ws` in `headers`
-///   when the client offered it, and in `handler` (`(inbound, outbound, context) async throws -> Void`) run the
-///   protocol. Return `.refuse(status, body:)` to refuse with any HTTP status (for example 4xx before upgrading).
 /// - Already handled before `decideUpgrade` runs: the `refuseConnections` fault (503), unknown paths (404).
-/// - What `services` offers:
-///   - `services.bus.domainEvents()` — every domain event posted to `POST /vortex/events` or
-///     ``EventBus/publish(_:)``, as an `AsyncStream`; do the legacy fan-out from it;
+/// - What the connection uses from `services`:
+///   - `services.bus.domainEvents()` — one stream per subscription, the subscription's source event stream;
 ///   - `services.bus.directory` and `services.bus.recipients(of:)` — the same permission filtering the AppSync side
-///     uses (organization, device groups, admins);
+///     uses (organization, device groups, admins), applied per event (``LegacyGraphQLContext``);
 ///   - `services.jwt` — HS256 verification of the `connection_init` token (`sub` = user id, `exp` and the
 ///     `expireTokens` fault enforced);
-///   - `services.connections.register(kind: .graphQL) { code, reason in … }` — register every socket so the
-///     `closeAll` fault and ``LocalBackendServer/stop()`` close it too (unregister when it ends);
-///   - ``WebSocketOutbox`` — an ordered writer that already applies the `delayFrames` and `dropFrames` faults (queue
-///     `next` messages with `isData: true`); ``InboundMessageReader`` reassembles messages with a size limit;
-///   - `services.faults.isKeepAliveStopped` — the `stopKeepAlive` fault, for the server's pings.
+///   - `services.connections.register(kind: .graphQL)` — every socket, so the `closeAll` fault and
+///     ``LocalBackendServer/stop()`` close it too;
+///   - ``WebSocketOutbox`` — `next` messages are queued with `isData: true`, so `delayFrames` and `dropFrames` apply;
+///     ``InboundMessageReader`` reassembles messages with the server's size limit.
 enum GraphQLRoute {
     /// The path.
     static let path = "/graphql"
@@ -40,12 +35,29 @@ enum GraphQLRoute {
         }
     }
 
-    /// Decides one upgrade of `GET /graphql`. For now: 501 Not Implemented.
+    /// The executable legacy schema, built once (its resolvers take the connection from the execution context).
+    static let schema: Result<GraphQLSchema, any Error> = Result { try LegacyGraphQLSchema.make() }
+
+    /// Decides one upgrade of `GET /graphql`: always upgrades (echoing `graphql-transport-ws` when offered) and runs
+    /// a ``GraphQLConnection``; a client that did not offer the subprotocol is closed with 4406 (at its first message).
     static func decideUpgrade(request: HTTPRequest, channel: any Channel, services: BackendServices, logger: Logger) async
         -> WebSocketUpgradeDecision
     {
-        logger.debug("GraphQL upgrade refused: not implemented yet")
-        let error = AppSyncErrorEntry(errorType: "NotImplemented", message: "The graphql-transport-ws endpoint is not implemented yet")
-        return .refuse(.notImplemented, body: error.httpBody)
+        let schema: GraphQLSchema
+        switch Self.schema {
+        case .success(let built):
+            schema = built
+        case .failure(let error):
+            logger.error("GraphQL upgrade refused: the legacy schema does not build", metadata: ["error": "\(error)"])
+            let entry = AppSyncErrorEntry(errorType: "InternalFailure", message: "The legacy GraphQL schema does not build")
+            return .refuse(.internalServerError, body: entry.httpBody)
+        }
+        let accepted = AuthObject.offeredSubprotocols(request.headerFields).contains(subprotocol)
+        var headers = HTTPFields()
+        if accepted { headers[.secWebSocketProtocol] = subprotocol }
+        return .upgrade(headers) { inbound, outbound, _ in
+            await GraphQLConnection.serve(
+                inbound: inbound, outbound: outbound, channel: channel, schema: schema, subprotocolAccepted: accepted, services: services)
+        }
     }
 }

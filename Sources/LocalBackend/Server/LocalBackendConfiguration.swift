@@ -21,6 +21,9 @@ public struct LocalBackendConfiguration: Sendable {
     /// When set, each connection is closed with 1000 this long after it opened, like the service's maximum
     /// connection duration. Default `nil`.
     public var maxConnectionDuration: Duration?
+    /// How long a `/graphql` (graphql-transport-ws) connection may stay open without a `connection_init` before
+    /// the server closes it with 4408. Default 3 s.
+    public var graphQLInitTimeout: Duration = .seconds(3)
     /// The namespaces channels may use. Default `vortex-app` and `default`.
     public var namespaces: [String] = ["vortex-app", "default"]
     /// Users, organizations, roles and device groups, for domain event fan-out. Default ``UserDirectory/sample``.

@@ -28,7 +28,8 @@ public struct GapWindow: Sendable, Equatable, CustomStringConvertible {
     public var duration: TimeInterval { end.timeIntervalSince(start) }
 
     public var description: String {
-        "\(start.formatted(.iso8601))...\(end.formatted(.iso8601)) (\(String(format: "%.3f", duration)) s)"
+        let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        return "\(start.formatted(format))...\(end.formatted(format)) (\(String(format: "%.3f", duration)) s)"
     }
 }
 

@@ -1,0 +1,67 @@
+import Foundation
+import GraphQL
+
+/// One domain event as the legacy GraphQL side delivers it: the root value of one subscription execution, whose
+/// ``fields`` GraphQLSwift's default resolver reads by field name.
+///
+/// Parity with the AppSync side is by construction: the fields are taken from the very JSON object the bus publishes on
+/// `vortex-app/user/{userId}/…` (``DomainEvent/publishedJSON(timestamp:)`` with the event's final timestamp), so
+/// `eventType`, `timestamp`, `orgId`, `siteId`, `userId`, `revokedAt` and the payload fields are the same values. Then
+/// the legacy shape is applied:
+/// - `deviceGroupID` (device and archive outputs) is the event's device group, like `siteId`;
+/// - the merged outputs carry only their kind's field: a presence event sets `online` and leaves `recording` and
+///   `fwUpdateState` null (likewise `licensePhase` / `isFreePlan` / `AIControlSetting` for organization events);
+/// - the AppSync `aiControlSetting` object is the GraphQL `AIControlSetting` field.
+struct LegacyEventSource: Sendable {
+    /// The merged output's fields by GraphQL field name: values as GraphQLSwift `Map`s (what its scalar serializers
+    /// read), `AIControlSetting` as a nested field dictionary. Absent fields resolve to null.
+    let fields: [String: any Sendable]
+
+    /// The field each merged kind sets, and no other kind of the same output does.
+    static let kindFields: [DomainEventKind: String] = [
+        .devicePresence: "online", .deviceRecording: "recording", .deviceFirmware: "fwUpdateState",
+        .licensePhase: "licensePhase", .plan: "isFreePlan", .aiSettings: "AIControlSetting",
+    ]
+
+    init(_ event: DomainEvent) {
+        let timestamp = event.timestamp ?? DomainEvent.timestampText(Date())
+        let published = event.publishedJSON(timestamp: timestamp)
+        var values = (try? JSONDecoder().decode([String: JSONValue].self, from: Data(published.utf8))) ?? [:]
+        if event.kind == .aiSettings, let setting = values.removeValue(forKey: "aiControlSetting") {
+            values["AIControlSetting"] = setting
+        }
+        let topic = LegacyTopic(kind: event.kind)
+        for (kind, field) in Self.kindFields where kind != event.kind && LegacyTopic(kind: kind) == topic {
+            values.removeValue(forKey: field)
+        }
+        if event.kind.audience == .deviceGroup, let group = event.deviceGroupId { values["deviceGroupID"] = .string(group) }
+        var fields: [String: any Sendable] = [:]
+        for (key, value) in values {
+            if key == "AIControlSetting" {
+                guard case .object(let members) = value else { continue }
+                fields[key] = members.mapValues(\.graphQLMap) as [String: any Sendable]
+            } else {
+                fields[key] = value.graphQLMap
+            }
+        }
+        self.fields = fields
+    }
+}
+
+extension JSONValue {
+    /// The same value as a GraphQLSwift `Map` (object keys sorted, as ``jsonText`` renders them).
+    var graphQLMap: Map {
+        switch self {
+        case .null: .null
+        case .bool(let value): .bool(value)
+        case .int(let value): .number(Number(value))
+        case .double(let value): .number(Number(value))
+        case .string(let value): .string(value)
+        case .array(let values): .array(values.map(\.graphQLMap))
+        case .object(let members):
+            members.sorted { $0.key < $1.key }.reduce(into: [:] as Map) { result, member in
+                try? result.set(member.value.graphQLMap, for: member.key)
+            }
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+
+/// The built `vortex-realtime` binary, end to end (scripts/test.sh builds every product before testing).
+@Suite("vortex-realtime command line", .serialized, .timeLimit(.minutes(3)))
+struct CommandLineTests {
+    /// The executable next to the test bundle, or `nil` when it was not built.
+    static var executable: URL? {
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidates = [directory, directory.deletingLastPathComponent()].map { $0.appendingPathComponent("vortex-realtime") }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func run(_ arguments: [String]) throws -> Result {
+        let binary = try #require(executable, "vortex-realtime is not built: run scripts/test.sh (it builds every product)")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let stdout = output.fileHandleForReading.readDataToEndOfFile()
+        let stderr = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test("demo --json runs the whole story on the embedded backend and reports that everything matched")
+    func demoSummary() throws {
+        let result = try Self.run(["demo", "--json", "--rounds", "1"])
+        #expect(result.status == 0, "demo failed: \(result.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(summary["passed"] as? Bool == true)
+        let report = try #require(summary["report"] as? [String: Any])
+        let parity = try #require((report["parity"] as? [String: Any])?["streams"] as? [[String: Any]])
+        #expect(parity.count == 11)
+        #expect(parity.allSatisfy { $0["identical"] as? Bool == true && ($0["published"] as? Int ?? 0) > 0 })
+        let rollback = try #require(report["rollback"] as? [String: Any])
+        #expect((rollback["switches"] as? [[String: Any]])?.count == 2)
+        #expect((rollback["streams"] as? [[String: Any]])?.allSatisfy { $0["missingOutsideWindows"] as? Int == 0 && $0["duplicated"] as? Int == 0 } == true)
+    }
+
+    @Test("bad arguments: one line on stderr naming the argument, exit status 2", arguments: [
+        (["tail", "--endpoint", "http://example.com/event", "--token", "t", "--channel", "a/b"], "--endpoint"),
+        (["publish", "--endpoint", "https://a.appsync-api.us-east-1.amazonaws.com/event", "--api-key", "k", "--channel", "a/*", "1"], "--channel"),
+        (["tail", "--endpoint", "https://a.appsync-api.us-east-1.amazonaws.com/event", "--token", "t", "--channel", "a/b", "--reconnect", "x"], "--reconnect"),
+        (["serve", "--port", "70000"], "--port"),
+        (["token", "--secret", "short", "--user", "u-1"], "--secret"),
+        (["drill", "--events", "1"], "--events"),
+    ])
+    func badArguments(arguments: [String], argument: String) throws {
+        let result = try Self.run(arguments)
+        #expect(result.status == 2)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "expected one line, got \(result.stderr)")
+        #expect(result.stderr.contains(argument))
+    }
+
+    @Test("token prints a JWT the local backend accepts (three base64url parts, sub = the user)")
+    func token() throws {
+        let result = try Self.run(["token", "--secret", String(repeating: "s", count: 32), "--user", "u-9", "--ttl", "60"])
+        #expect(result.status == 0)
+        let parts = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".")
+        #expect(parts.count == 3)
+        var payload = String(parts[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while payload.count % 4 != 0 { payload += "=" }
+        let decoded = try #require(Data(base64Encoded: payload))
+        let claims = try #require(try JSONSerialization.jsonObject(with: decoded) as? [String: Any])
+        #expect(claims["sub"] as? String == "u-9")
+    }
+}
