@@ -45,6 +45,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-connection-duration"), help: "Close AppSync connections with 1000 after this many seconds.")
     var maxConnectionDuration: Double?
 
+    @Option(name: .customLong("graphql-init-timeout"), help: "Seconds a /graphql socket may wait for connection_init (then 4408).")
+    var graphQLInitTimeout: Double = 3
+
     @Option(help: "A user directory JSON file (default: the embedded sample).")
     var directory: String?
 
@@ -63,6 +66,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--iam-access-key: give --iam-access-key and --iam-secret-key together")
         }
         guard kaInterval > 0 else { throw ValidationError("--ka-interval: must be positive") }
+        guard graphQLInitTimeout > 0 else { throw ValidationError("--graphql-init-timeout: must be positive") }
         guard connectionTimeoutMs > 0 else { throw ValidationError("--connection-timeout-ms: must be positive") }
         if let maxConnectionDuration, maxConnectionDuration <= 0 { throw ValidationError("--max-connection-duration: must be positive") }
     }
@@ -79,6 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.keepAliveInterval = .milliseconds(Int64(kaInterval * 1000))
         configuration.connectionTimeoutMs = connectionTimeoutMs
         configuration.maxConnectionDuration = maxConnectionDuration.map { .milliseconds(Int64($0 * 1000)) }
+        configuration.graphQLInitTimeout = .milliseconds(Int64(graphQLInitTimeout * 1000))
         configuration.admin = admin
         if let directory {
             do { configuration.directory = try UserDirectory.load(from: directory) } catch {
