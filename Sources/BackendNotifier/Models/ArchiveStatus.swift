@@ -3,7 +3,7 @@
 /// The documents call `status` an enum but list no values: the four named cases (`Pending`, `Processing`,
 /// `Ready`, `Failed`) are this package's choice, not the backend's contract. Tolerant: any other value decodes
 /// as ``unknown(_:)`` instead of failing the event, and encodes back to the string it came from.
-public enum ArchiveStatus: Sendable, Hashable, RawRepresentable, Codable, CustomStringConvertible {
+public enum ArchiveStatus: TolerantStringEnum {
     /// `Pending`: requested, not started.
     case pending
     /// `Processing`: being produced or uploaded.
@@ -39,24 +39,4 @@ public enum ArchiveStatus: Sendable, Hashable, RawRepresentable, Codable, Custom
         case .unknown(let value): value
         }
     }
-
-    /// Whether this is one of the named values.
-    public var isKnown: Bool {
-        if case .unknown = self { return false }
-        return true
-    }
-
-    /// Decodes from a JSON string; a non-string is a type mismatch.
-    public init(from decoder: any Decoder) throws {
-        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
-    }
-
-    /// Encodes ``rawValue``.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
-    /// The wire value.
-    public var description: String { rawValue }
 }

@@ -2,7 +2,7 @@
 ///
 /// Tolerant: a value this version does not know decodes as ``unknown(_:)`` instead of failing the event, and
 /// every value encodes back to the string it came from.
-public enum LicensePhase: Sendable, Hashable, RawRepresentable, Codable, CustomStringConvertible {
+public enum LicensePhase: TolerantStringEnum {
     /// `SetupStatus`: the licence is being set up.
     case setupStatus
     /// `Valid`: the licence is in force.
@@ -48,24 +48,4 @@ public enum LicensePhase: Sendable, Hashable, RawRepresentable, Codable, CustomS
         case .unknown(let value): value
         }
     }
-
-    /// Whether this is one of the documented values.
-    public var isKnown: Bool {
-        if case .unknown = self { return false }
-        return true
-    }
-
-    /// Decodes from a JSON string; a non-string is a type mismatch.
-    public init(from decoder: any Decoder) throws {
-        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
-    }
-
-    /// Encodes ``rawValue``.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
-    /// The wire value.
-    public var description: String { rawValue }
 }

@@ -2,7 +2,7 @@
 ///
 /// The documents list one value, `PASSWORD_CHANGED`. Tolerant: any other value decodes as ``unknown(_:)``
 /// instead of failing the event, and encodes back to the string it came from.
-public enum TokenRevokeReason: Sendable, Hashable, RawRepresentable, Codable, CustomStringConvertible {
+public enum TokenRevokeReason: TolerantStringEnum {
     /// `PASSWORD_CHANGED`: the user changed their password.
     case passwordChanged
     /// A value the documents do not list, kept verbatim.
@@ -26,24 +26,4 @@ public enum TokenRevokeReason: Sendable, Hashable, RawRepresentable, Codable, Cu
         case .unknown(let value): value
         }
     }
-
-    /// Whether this is one of the documented values.
-    public var isKnown: Bool {
-        if case .unknown = self { return false }
-        return true
-    }
-
-    /// Decodes from a JSON string; a non-string is a type mismatch.
-    public init(from decoder: any Decoder) throws {
-        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
-    }
-
-    /// Encodes ``rawValue``.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
-    /// The wire value.
-    public var description: String { rawValue }
 }
