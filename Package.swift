@@ -31,6 +31,8 @@ let package = Package(
         // Test-only: the OpenAPI document of the nine payloads is loaded and checked against the models.
         .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        // Documentation only: `swift package generate-documentation --target BackendNotifier`.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
         // The local backend and the CLI only: never linked by the library products an app uses.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),

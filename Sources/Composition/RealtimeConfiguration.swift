@@ -20,7 +20,7 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
 
     /// How AppSync Events requests are authorized.
     public enum AuthMode: String, Sendable, Codable, CaseIterable {
-        /// The app's ``AuthSession`` supplies the credentials (Cognito JWT, Lambda token or IAM): the default.
+        /// The app's `AuthSession` supplies the credentials (Cognito JWT, Lambda token or IAM): the default.
         case session
         /// A fixed API key from ``apiKey`` (development and tools).
         case apiKey

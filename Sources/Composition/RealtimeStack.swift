@@ -57,7 +57,7 @@ public actor RealtimeStack {
     }
 
     /// Moves the notifier to `kind` (no-op when already there). Observers' streams never end; the switch window is
-    /// reported on ``BackendNotifier/connectionEvents()``.
+    /// reported on `BackendNotifier/connectionEvents()`.
     public func switchTransport(to kind: RealtimeConfiguration.TransportKind) async throws {
         try await switchTransport(to: kind, because: .requested)
     }

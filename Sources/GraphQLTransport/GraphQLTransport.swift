@@ -7,8 +7,8 @@ import SubscriberCore
 /// and `resumed(gap:)` after every reconnect — the rollback path, as robust as the AppSync one.
 ///
 /// When a subscription counts as **live**: graphql-transport-ws has no subscribe acknowledgement, so the stream
-/// yields ``SubscriptionEvent/live`` once `subscribe` has been sent on an acknowledged connection. A server that then
-/// rejects the operation answers with `error`, which ends the stream with ``RealtimeError/graphQLErrors(_:)``.
+/// yields `SubscriptionEvent/live` once `subscribe` has been sent on an acknowledged connection. A server that then
+/// rejects the operation answers with `error`, which ends the stream with `RealtimeError/graphQLErrors(_:)`.
 public actor GraphQLTransport: RealtimeTransport {
     /// `"graphql"`.
     public nonisolated let name = "graphql"
@@ -79,7 +79,7 @@ public actor GraphQLTransport: RealtimeTransport {
         return stream
     }
 
-    /// graphql-transport-ws has no publish: always throws ``RealtimeError/unsupported(_:)``.
+    /// graphql-transport-ws has no publish: always throws `RealtimeError/unsupported(_:)`.
     public func publish(_ request: PublishRequest) async throws -> PublishResult {
         throw RealtimeError.unsupported("the GraphQL transport cannot publish; publish through the backend")
     }

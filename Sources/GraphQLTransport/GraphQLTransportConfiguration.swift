@@ -21,7 +21,7 @@ public struct GraphQLTransportConfiguration: Sendable {
     /// Default: `{"Authorization":"<token>"}` for tokens, `{"x-api-key":"<key>"}` for API keys.
     public var connectionPayload: @Sendable (AuthCredentials) -> String = GraphQLTransportConfiguration.defaultConnectionPayload
 
-    /// Creates a configuration; throws ``RealtimeError/invalidEndpoint(_:)`` for a URL that is not `wss://`
+    /// Creates a configuration; throws `RealtimeError/invalidEndpoint(_:)` for a URL that is not `wss://`
     /// (or `ws://` on a loopback host).
     public init(url: URL) throws(RealtimeError) {
         guard let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss" else {

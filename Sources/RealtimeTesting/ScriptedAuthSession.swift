@@ -12,10 +12,9 @@ public final class ScriptedAuthSession: AuthSession, Sendable {
 
     private let state: Locked<State>
 
-    /// Creates a signed-in session handing out `credentials` in order (the last one repeats).
+    /// Creates a signed-in session handing out `credentials` in order (the last one repeats; none: a test token).
     public init(_ credentials: AuthCredentials...) {
-        precondition(!credentials.isEmpty, "give at least one credential")
-        state = Locked(State(tokens: credentials))
+        state = Locked(State(tokens: credentials.isEmpty ? [.bearerToken("test-token")] : credentials))
     }
 
     /// Signs the user in or out.

@@ -20,7 +20,7 @@ public enum ChannelName {
         case publish
     }
 
-    /// Returns the channel without a leading `/`, or throws ``RealtimeError/invalidChannel(_:reason:)``.
+    /// Returns the channel without a leading `/`, or throws `RealtimeError/invalidChannel(_:reason:)`.
     @discardableResult
     public static func validate(_ channel: String, for use: Use) throws(RealtimeError) -> String {
         let trimmed = channel.hasPrefix("/") ? String(channel.dropFirst()) : channel

@@ -23,7 +23,7 @@ public struct AppSyncEventsConfiguration: Sendable {
     public var publishTimeout: Duration = .seconds(15)
     /// Events buffered per subscription for a slow consumer before the oldest are dropped (and counted). Default 1024.
     public var subscriptionBufferLimit: Int = 1024
-    /// Subscriptions allowed on the connection; the next one fails with ``RealtimeError/subscriptionLimitReached(_:)``.
+    /// Subscriptions allowed on the connection; the next one fails with `RealtimeError/subscriptionLimitReached(_:)`.
     public var maxSubscriptions: Int = AppSyncEventsConfiguration.serviceSubscriptionLimit
     /// Where ``AppSyncEventsTransport/publish(_:)`` sends events.
     public var publishRoute: PublishRoute = .webSocket

@@ -13,7 +13,7 @@ public struct AppSyncHTTPPublisher: Sendable {
         self.client = client
     }
 
-    /// Publishes and returns the per-event result; a non-2xx answer throws ``RealtimeError/publishRejected(errorType:message:)``.
+    /// Publishes and returns the per-event result; a non-2xx answer throws `RealtimeError/publishRejected(errorType:message:)`.
     public func publish(channel: String, events: [String], authorizer: AppSyncAuthorizer) async throws -> PublishResult {
         let channel = try ChannelName.validate(channel, for: .publish)
         try AppSyncPublishLimits.validate(events)

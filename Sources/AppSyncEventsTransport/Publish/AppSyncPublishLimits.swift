@@ -8,7 +8,7 @@ public enum AppSyncPublishLimits {
     /// Bytes per event (240 KB).
     public static let maxEventBytes = 240 * 1024
 
-    /// Throws ``RealtimeError/invalidPublish(_:)`` unless there are 1 to 5 events, each valid JSON of at most 240 KB.
+    /// Throws `RealtimeError/invalidPublish(_:)` unless there are 1 to 5 events, each valid JSON of at most 240 KB.
     public static func validate(_ events: [String]) throws(RealtimeError) {
         guard !events.isEmpty else { throw .invalidPublish("no events; send 1 to \(maxEvents)") }
         guard events.count <= maxEvents else { throw .invalidPublish("\(events.count) events; at most \(maxEvents) per publish") }

@@ -62,7 +62,7 @@ extension BackendNotifier {
 
     /// Moves every observed stream to `newTransport` without ending any observer's stream: subscribes everything
     /// there, cuts over once all of it is live, then disconnects the old transport. Events published inside the
-    /// reported window (``NotifierConnectionEvent/transportSwitched(from:to:gap:)``) may be missing.
+    /// reported window (``NotifierConnectionEvent/transportSwitched(from:to:gap:reason:)``) may be missing.
     ///
     /// - Throws: when the new transport does not get every stream live within
     ///   ``NotifierConfiguration/switchTimeout``; the old transport then stays in use.

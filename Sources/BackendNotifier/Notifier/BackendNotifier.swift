@@ -50,8 +50,14 @@ public actor BackendNotifier {
 
     /// Creates a notifier on `transport` for a signed-in user (`userId` `nil` means signed out: no connection).
     /// - Parameters:
+    ///   - transport: the transport to start on (``switchTransport(to:because:)`` changes it later).
+    ///   - userId: the signed-in user, or `nil` when signed out.
+    ///   - organizationId: the user's organization (the GraphQL subscriptions are scoped by it).
+    ///   - configuration: buffers, background grace, switch timeout, channel namespace.
     ///   - filter: client-side device-group filter (pass-through by default).
     ///   - clock: runs the background grace delay and the switch timeout.
+    ///   - wallClock: timestamps gap windows and latency.
+    ///   - logger: never receives credentials.
     ///   - metricsFactory: where metrics go (default: the process's bootstrapped `MetricsSystem`).
     public init(
         transport: any RealtimeTransport,

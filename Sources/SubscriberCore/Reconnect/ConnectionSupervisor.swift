@@ -44,6 +44,7 @@ public struct ConnectionSupervisor: Sendable {
     ///   - wantsConnection: whether anything still needs the connection.
     ///   - attempt: opens a connection with the credentials, runs it until it ends, and says how.
     ///   - stop: ends every stream with the error (signed out, session expired, the policy gave up).
+    ///   - isolation: the transport actor the loop runs on (inherited from the caller).
     public func run(
         isCurrent: () -> Bool,
         wantsConnection: () -> Bool,

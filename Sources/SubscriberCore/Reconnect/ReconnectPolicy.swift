@@ -39,9 +39,11 @@ public struct ReconnectPolicy: Sendable, Equatable, CustomStringConvertible {
     public static let `default` = ReconnectPolicy.fixed(.seconds(10))
 
     /// The delay before attempt number `attempt` (1-based), or `nil` when the policy gives up.
-    /// - Parameter random: a source of values in `0..<1`, injectable so tests are deterministic.
+    /// - Parameters:
+    ///   - attempt: the attempt about to be made, counting from 1 (smaller values count as 1).
+    ///   - random: a source of values in `0..<1`, injectable so tests are deterministic.
     public func delay(beforeAttempt attempt: Int, random: () -> Double = { Double.random(in: 0..<1) }) -> Duration? {
-        precondition(attempt >= 1, "attempts are 1-based")
+        let attempt = max(1, attempt)
         if let maxAttempts, attempt > maxAttempts { return nil }
         switch strategy {
         case .fixed(let delay):

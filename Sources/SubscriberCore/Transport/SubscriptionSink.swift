@@ -16,6 +16,7 @@ public struct SubscriptionSink: Sendable {
     /// - Parameters:
     ///   - bufferLimit: events held for a slow consumer before the oldest are dropped.
     ///   - label: names the subscription in logs (a channel or operation name, never credentials).
+    ///   - logger: where drops are logged.
     public static func make(bufferLimit: Int, label: String, logger: Logger)
         -> (stream: AsyncThrowingStream<SubscriptionEvent, any Error>, sink: SubscriptionSink)
     {

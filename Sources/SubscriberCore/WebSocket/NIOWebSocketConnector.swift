@@ -15,7 +15,7 @@ import WSClient
 /// `Host` and `Origin` from the URL itself, so request headers with those names are not sent a second time.
 ///
 /// Limitations of WSClient 1.6 that show through the seam:
-/// - The upgrade response is not exposed, so ``NIOWebSocketConnection/negotiatedSubprotocol`` is always `nil`
+/// - The upgrade response is not exposed, so `negotiatedSubprotocol` is always `nil`
 ///   (the server's choice cannot be read, and reporting the first offered one would be a guess).
 /// - A refused upgrade (HTTP 401, 404, …) surfaces as ``WebSocketSeamError/upgradeRejected(_:)`` without the
 ///   HTTP status code.
@@ -57,10 +57,9 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "vortex.websocket")
     ) {
-        precondition(maxFrameSize > 0 && maxFrameSize <= Int(UInt32.max), "maxFrameSize must fit a WebSocket frame")
-        precondition(maxMessageSize > 0, "maxMessageSize must be positive")
-        self.maxFrameSize = maxFrameSize
-        self.maxMessageSize = maxMessageSize
+        // Out-of-range sizes are clamped rather than trapping: a frame size must fit the protocol's 32-bit field.
+        self.maxFrameSize = min(max(1, maxFrameSize), Int(UInt32.max))
+        self.maxMessageSize = max(1, maxMessageSize)
         self.closeTimeout = closeTimeout
         self.tlsConfiguration = tlsConfiguration
         self.eventLoopGroup = eventLoopGroup

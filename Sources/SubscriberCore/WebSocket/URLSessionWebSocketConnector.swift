@@ -94,7 +94,7 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
     }
 }
 
-/// A connection opened by ``URLSessionWebSocketConnector``.
+/// A connection opened by `URLSessionWebSocketConnector`.
 ///
 /// `@unchecked Sendable`: `URLSessionWebSocketTask` is documented as thread-safe but not annotated `Sendable` in
 /// every SDK this package supports; all mutable state of this class is behind `Locked`.

@@ -1,7 +1,7 @@
 /// An open WebSocket connection, as the transports see it.
 ///
 /// The seam between the protocol clients and the socket library. Implementations: ``NIOWebSocketConnector``
-/// (swift-websocket `WSClient`, Linux and Apple), ``URLSessionWebSocketConnector`` (Apple platforms only) and the
+/// (swift-websocket `WSClient`, Linux and Apple), `URLSessionWebSocketConnector` (Apple platforms only) and the
 /// scripted fake server in `RealtimeTesting`.
 ///
 /// `receive()` has a single consumer (the transport's receive loop); `send` and `close` may be called
