@@ -13,6 +13,8 @@ public struct DrillRunner: Sendable {
     public var onValue: @Sendable (String, String) -> Void = { _, _ in }
     /// Called with progress lines.
     public var onProgress: @Sendable (String) -> Void = { _ in }
+    /// Called after each event of the rollback drill is published, with the count so far and the total.
+    public var onPublished: @Sendable (Int, Int) -> Void = { _, _ in }
     private let stamps = TimestampSequence()
 
     /// Creates a runner.
@@ -87,6 +89,7 @@ public struct DrillRunner: Sendable {
                     from: from.rawValue, to: target.rawValue, windowStart: "", windowEnd: "",
                     milliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000))
             }
+            onPublished(index + 1, count)
             published += try await publish(1, startingAt: index, interval: interval)
         }
         let expected = Self.expectedTimestamps(published)

@@ -37,18 +37,21 @@ struct DemoCommand: AsyncParsableCommand {
         do { backend = try await EmbeddedDrillBackend.start() } catch { throw CLIFailure.runtime("cannot start the local backend: \(error)") }
         if !json {
             StandardStreams.output(style.bold("VortexRealtime demo") + " — local backend at \(backend.endpoints.http), user \(DrillScript.user)")
-            StandardStreams.output("Streams of both APIs (nine-method and merged legacy) are shown as values arrive.\n")
+            StandardStreams.output("Streams of both APIs (nine-method and merged legacy) are shown as values arrive: [published/total], value number, stream, value.\n")
         }
         let events = rounds * DrillScript.story.count
         var runner = DrillRunner(backend: backend)
         let counter = Locked(0)
+        let progress = Locked("")
+        runner.onPublished = { sent, total in progress.withLock { $0 = "[\(sent)/\(total)]" } }
         runner.onValue = { stream, value in
             guard !json else { return }
             let count = counter.withLock { count in
                 count += 1
                 return count
             }
-            StandardStreams.output("\(style.dim(String(format: "%4d", count))) \(style.stream(stream.padding(toLength: 15, withPad: " ", startingAt: 0))) \(Self.abbreviate(value))")
+            let published = progress.withLock { $0 }.padding(toLength: 8, withPad: " ", startingAt: 0)
+            StandardStreams.output("\(style.dim(published)) \(style.dim(String(format: "%4d", count))) \(style.stream(stream.padding(toLength: 15, withPad: " ", startingAt: 0))) \(Self.abbreviate(value))")
         }
         runner.onProgress = { line in
             guard !json else { return }
