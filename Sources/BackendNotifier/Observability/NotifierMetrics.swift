@@ -1,46 +1,71 @@
 import CoreMetrics
 import Foundation
+import SubscriberCore
 
 /// The notifier's metrics, named in `docs/architecture.md`. Created through an injectable factory so tests read them
 /// without a global bootstrap.
 struct NotifierMetrics: Sendable {
     private let factory: any MetricsFactory
+    // Metric objects are made once per label and dimensions: creating one per event would ask the factory (often a
+    // locked registry) on the hot path.
+    private let counters = Locked<[String: Counter]>([:])
+    private let timers = Locked<[String: CoreMetrics.Timer]>([:])
 
     init(factory: any MetricsFactory) { self.factory = factory }
 
+    private func counter(_ label: String, _ dimensions: [(String, String)]) -> Counter {
+        let key = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
+        return counters.withLock { cache in
+            if let existing = cache[key] { return existing }
+            let made = Counter(label: label, dimensions: dimensions, factory: factory)
+            cache[key] = made
+            return made
+        }
+    }
+
+    private func timer(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Timer {
+        let key = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
+        return timers.withLock { cache in
+            if let existing = cache[key] { return existing }
+            let made = CoreMetrics.Timer(label: label, dimensions: dimensions, factory: factory)
+            cache[key] = made
+            return made
+        }
+    }
+
     func connectionAttempt(transport: String) {
-        Counter(label: "vortex_realtime_connection_attempts_total", dimensions: [("transport", transport)], factory: factory).increment()
+        counter("vortex_realtime_connection_attempts_total", [("transport", transport)]).increment()
     }
 
     func reconnect(transport: String) {
-        Counter(label: "vortex_realtime_reconnects_total", dimensions: [("transport", transport)], factory: factory).increment()
+        counter("vortex_realtime_reconnects_total", [("transport", transport)]).increment()
     }
 
     func connected(for duration: Duration, transport: String) {
-        Timer(label: "vortex_realtime_connected_duration", dimensions: [("transport", transport)], factory: factory)
+        timer("vortex_realtime_connected_duration", [("transport", transport)])
             .recordNanoseconds(duration.nanoseconds)
     }
 
     func delivered(stream: String) {
-        Counter(label: "vortex_realtime_events_delivered_total", dimensions: [("stream", stream)], factory: factory).increment()
+        counter("vortex_realtime_events_delivered_total", [("stream", stream)]).increment()
     }
 
     func decodeFailure(stream: String) {
-        Counter(label: "vortex_realtime_decode_failures_total", dimensions: [("stream", stream)], factory: factory).increment()
+        counter("vortex_realtime_decode_failures_total", [("stream", stream)]).increment()
     }
 
     func bufferDrop(stream: String) {
-        Counter(label: "vortex_realtime_buffer_drops_total", dimensions: [("stream", stream)], factory: factory).increment()
+        counter("vortex_realtime_buffer_drops_total", [("stream", stream)]).increment()
     }
 
     func latency(_ seconds: TimeInterval, stream: String) {
         guard seconds >= 0, seconds.isFinite else { return }
-        Timer(label: "vortex_realtime_delivery_latency", dimensions: [("stream", stream)], factory: factory)
+        timer("vortex_realtime_delivery_latency", [("stream", stream)])
             .recordNanoseconds(Int64(seconds * 1_000_000_000))
     }
 
     func transportSwitch(from: String, to: String) {
-        Counter(label: "vortex_realtime_transport_switches_total", dimensions: [("from", from), ("to", to)], factory: factory).increment()
+        counter("vortex_realtime_transport_switches_total", [("from", from), ("to", to)]).increment()
     }
 }
 
