@@ -5,6 +5,8 @@ import Foundation
 /// values decode as `.unknown`. Only malformed JSON, a wrong type or a missing required field fails, with a
 /// ``VortexDecodingError`` that names the field.
 public struct VortexEventDecoder: Sendable {
+    /// One decoder for every event (decoding does not mutate it), instead of one allocated per event.
+    private let decoder = JSONDecoder()
     /// Creates a decoder.
     public init() {}
 
@@ -48,7 +50,7 @@ public struct VortexEventDecoder: Sendable {
     public func decodeLegacy<T: Decodable>(_ type: T.Type, from json: Data) -> Result<T, VortexDecodingError> {
         let model = String(describing: type)
         do {
-            return .success(try JSONDecoder().decode(type, from: json))
+            return .success(try decoder.decode(type, from: json))
         } catch let error as DecodingError {
             let translated = VortexDecodingError(error, model: model)
             if case .malformedJSON = translated, let field = unrepresentableField(type, in: json) {
