@@ -9,7 +9,6 @@ struct GraphQLLink {
     var endWaiters: [CheckedContinuation<GraphQLLinkEnd, Never>] = []
     var end: GraphQLLinkEnd?
     var requestedEnd: GraphQLLinkEnd?
-    var pongs: UInt64 = 0
     var pongWaiter: CheckedContinuation<Bool, Never>?
     var tasks: [Task<Void, Never>] = []
 }

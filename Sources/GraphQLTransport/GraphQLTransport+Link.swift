@@ -139,7 +139,6 @@ extension GraphQLTransport {
 
     /// A pong arrived.
     func pongReceived() {
-        link?.pongs &+= 1
         let waiter = link?.pongWaiter
         link?.pongWaiter = nil
         waiter?.resume(returning: true)

@@ -15,8 +15,8 @@ public struct ReconnectBookkeeping: Sendable {
 
     /// What to do next.
     public enum Decision: Sendable, Equatable {
-        /// Connect again now.
-        case connectNow(forceRefresh: Bool)
+        /// Connect again now (with refreshed credentials: see ``forceRefresh``).
+        case connectNow
         /// Wait `delay` (attempt number `attempt`), then connect.
         case connectAfter(delay: Duration, attempt: Int)
         /// Stop and end every stream with `error`.
@@ -53,7 +53,7 @@ public struct ReconnectBookkeeping: Sendable {
             guard authRejections <= 1 else {
                 return .stop(.sessionExpired, .sessionExpired("credentials refused again after a refresh: \(detail)"))
             }
-            return .connectNow(forceRefresh: true)
+            return .connectNow
         case .retryable:
             attempt += 1
             guard let delay = policy.delay(beforeAttempt: attempt) else {
