@@ -181,6 +181,8 @@ public actor BackendNotifier {
                         await self?.upstreamLive(upstream, generation: generation, transport: name)
                     case .resumed(let gap):
                         await self?.emit(.resumed(stream: upstream.rawValue, transport: name, gap: gap))
+                    case .lost(let loss):
+                        await self?.emit(.eventsLost(stream: upstream.rawValue, transport: name, loss: loss))
                     }
                 }
                 await self?.upstreamEnded(upstream, generation: generation, error: nil, transport: name)

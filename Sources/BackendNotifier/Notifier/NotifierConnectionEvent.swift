@@ -14,6 +14,9 @@ public enum NotifierConnectionEvent: Sendable, Equatable {
     case signedOut
     /// An upstream subscription failed for good (the stream keeps its observers; the app decides what to do).
     case streamFailed(stream: String, transport: String, error: RealtimeError)
+    /// Events of `stream` were lost while its upstream stayed live (a buffer overflowed, the server reported a
+    /// delivery error, or an event could not be read): events inside `loss.window` may have been missed.
+    case eventsLost(stream: String, transport: String, loss: LossReport)
     /// The app went to the background and the connection was closed after the grace delay.
     case suspended
 }

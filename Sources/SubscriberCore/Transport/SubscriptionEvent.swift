@@ -9,6 +9,39 @@ public enum SubscriptionEvent: Sendable, Equatable {
     /// The subscription is live again after a reconnect (or a connection rotation that could not be seamless):
     /// events published inside `gap` may have been missed; refetch state if that matters.
     case resumed(gap: GapWindow)
+    /// Events were lost while the subscription stayed live: the consumer fell behind and the bounded buffer dropped
+    /// them, the server reported a `broadcast_error`, or an event could not be read. Events inside `loss.window` may
+    /// have been missed; refetch state if that matters. Reported in stream order, where the loss happened.
+    case lost(LossReport)
+}
+
+/// Events a live subscription lost, and the wall-clock window to refetch.
+public struct LossReport: Sendable, Equatable, CustomStringConvertible {
+    /// Why events were lost.
+    public enum Reason: String, Sendable, Equatable {
+        /// The consumer did not keep up and the subscription's bounded buffer dropped the newest events.
+        case bufferOverflow
+        /// The server could not deliver events to this subscription (AppSync `broadcast_error`).
+        case serverError
+        /// An event arrived that could not be read (a malformed frame or payload).
+        case undecodable
+    }
+
+    /// How many events were lost (for `serverError`, at least this many: the server does not say).
+    public var count: Int
+    /// When: events published inside this window may be missing. Starts a safety margin before the first loss.
+    public var window: GapWindow
+    /// Why.
+    public var reason: Reason
+
+    /// Creates a report.
+    public init(count: Int, window: GapWindow, reason: Reason) {
+        self.count = count
+        self.window = window
+        self.reason = reason
+    }
+
+    public var description: String { "\(count) event(s) lost (\(reason.rawValue)) in \(window)" }
 }
 
 /// The interval during which a subscription was not live, in wall-clock time.

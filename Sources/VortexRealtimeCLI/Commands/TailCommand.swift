@@ -134,6 +134,7 @@ struct TailCommand: AsyncParsableCommand {
                                     case .live: StandardStreams.error("live: \(name)")
                                     case .payload(let payload): StandardStreams.output(subscription.line(payload))
                                     case .resumed(let gap): StandardStreams.error("resumed: \(name) after a gap \(gap)")
+                                    case .lost(let loss): StandardStreams.error("lost: \(name): \(loss)")
                                     }
                                 }
                                 StandardStreams.error("ended: \(name)")
