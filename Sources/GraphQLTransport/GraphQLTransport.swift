@@ -3,12 +3,14 @@ import Logging
 import SubscriberCore
 
 /// A graphql-transport-ws client: lazy connect, `connection_init` with credentials fetched anew for every attempt,
-/// ack timeout, ping/pong, the reference client's close-code policy, reconnect with resubscribe under the same ids,
-/// and `resumed(gap:)` after every reconnect — the rollback path, as robust as the AppSync one.
+/// ack timeout, client pings with a pong timeout (on by default), the reference client's close-code policy, reconnect
+/// with resubscribe under the same ids, and `resumed(gap:)` after every reconnect — the rollback path, as robust as
+/// the AppSync one.
 ///
-/// When a subscription counts as **live**: graphql-transport-ws has no subscribe acknowledgement, so the stream
-/// yields `SubscriptionEvent/live` once `subscribe` has been sent on an acknowledged connection. A server that then
-/// rejects the operation answers with `error`, which ends the stream with `RealtimeError/graphQLErrors(_:)`.
+/// When a subscription counts as **live**: graphql-transport-ws has no subscribe acknowledgement, so the stream yields
+/// `SubscriptionEvent/live` on the first `next`, or once ``GraphQLTransportConfiguration/liveConfirmationWindow`` has
+/// passed after `subscribe` without an `error`. A server that rejects the operation answers with `error`, which ends
+/// the stream with `RealtimeError/graphQLErrors(_:)` — before it was ever reported live, when it comes in the window.
 public actor GraphQLTransport: RealtimeTransport {
     /// `"graphql"`.
     public nonisolated let name = "graphql"
@@ -25,14 +27,7 @@ public actor GraphQLTransport: RealtimeTransport {
     let logger: Logger
     let makeID: @Sendable () -> String
     let states = ConnectionStateBroadcaster()
-
-    var subscriptions: [String: GraphQLSubscriptionRecord] = [:]
-    var nextSequence = 0
-    var link: GraphQLLink?
-    var nextGeneration = 0
-    var supervisor: Task<Void, Never>?
-    var idleTimer: Task<Void, Never>?
-    var epoch = 0
+    private var run: (state: GraphQLState, task: Task<Void, Never>)?
 
     /// Creates a transport. Nothing connects until the first subscribe.
     public init(
@@ -60,22 +55,14 @@ public actor GraphQLTransport: RealtimeTransport {
         guard case .graphQL(let operation) = request.topic else {
             return AsyncThrowingStream { $0.finish(throwing: RealtimeError.unsupported("GraphQL subscribes to operations, not AppSync channels")) }
         }
+        let state = running()
         let id = makeID()
         let label = operation.operationName ?? String(operation.query.prefix(60))
-        let (stream, sink) = SubscriptionSink.make(bufferLimit: configuration.subscriptionBufferLimit, label: label, logger: logger)
-        sink.continuation.onTermination = { [weak self] termination in
-            guard case .cancelled = termination, let self else { return }
-            Task { await self.cancelSubscription(id) }
-        }
-        subscriptions[id] = GraphQLSubscriptionRecord(id: id, operation: operation, sequence: nextSequence, sink: sink)
-        nextSequence += 1
-        idleTimer?.cancel()
-        idleTimer = nil
-        if let link, link.acked, link.end == nil {
-            let generation = link.generation
-            Task { await self.sendSubscribe(id, on: generation) }
-        }
-        ensureSupervisor()
+        let (stream, sink) = SubscriptionSink.make(
+            bufferLimit: configuration.subscriptionBufferLimit, label: label, logger: logger, wallClock: wallClock,
+            margin: configuration.gapSafetyMargin)
+        sink.onConsumerGone { [weak state] in state?.cancel(id) }
+        state.add(id: id, operation: operation, sink: sink)
         return stream
     }
 
@@ -84,148 +71,72 @@ public actor GraphQLTransport: RealtimeTransport {
         throw RealtimeError.unsupported("the GraphQL transport cannot publish; publish through the backend")
     }
 
-    /// Closes with 1000, ends every stream normally and stops reconnecting.
+    /// Closes with 1000, ends every stream normally and stops reconnecting; returns once the connection is gone.
     public func disconnect() async {
-        epoch += 1
-        supervisor?.cancel()
-        supervisor = nil
-        idleTimer?.cancel()
-        idleTimer = nil
-        let ending = subscriptions.values
-        subscriptions.removeAll()
-        for record in ending { record.sink.finish() }
-        if let current = link, current.end == nil {
-            link?.requestedEnd = .requested
-            await current.connection.close(code: 1000, reason: "client disconnect")
-            linkEnded(current.generation, .requested)
+        guard let current = run else {
+            states.update(.disconnected(.requested))
+            return
         }
-        link = nil
+        run = nil
+        current.state.endAll(error: nil)
+        current.task.cancel()
+        await current.task.value
         states.update(.disconnected(.requested))
     }
 
     /// A new stream of connection states, starting with the current one.
     public func connectionStates() -> AsyncStream<ConnectionState> { states.makeStream() }
 
-    // MARK: Supervisor
+    // MARK: The engine
 
-    private func ensureSupervisor() {
-        guard supervisor == nil else { return }
-        let myEpoch = epoch
-        supervisor = Task { await self.supervise(epoch: myEpoch) }
+    private func running() -> GraphQLState {
+        if let run, !run.task.isCancelled, !run.state.stopped { return run.state }
+        let (requests, continuation) = AsyncStream<SupervisorRequest>.makeStream(bufferingPolicy: .unbounded)
+        let state = GraphQLState(configuration: configuration, wallClock: wallClock, states: states, requests: continuation, logger: logger)
+        let links = GraphQLLinks(state: state, configuration: configuration, logger: logger)
+        // The transport's one task: the supervisor scope, which owns the link. Cancelled and awaited by disconnect().
+        let task = clock.startSupervisor(
+            configuration: configuration, auth: auth, connector: connector, wallClock: wallClock,
+            states: states, logger: logger, links: links, requests: requests)
+        run = (state, task)
+        return state
     }
 
-    private func supervise(epoch myEpoch: Int) async {
-        defer { if epoch == myEpoch { supervisor = nil } }
-        let supervisor = ConnectionSupervisor(
-            policy: configuration.reconnectPolicy, auth: auth, clock: clock, states: states, logger: logger)
-        await supervisor.run(
-            isCurrent: { epoch == myEpoch },
-            wantsConnection: { !subscriptions.isEmpty },
-            attempt: { credentials in
-                switch await establish(credentials: credentials) {
-                case .failure(let end):
-                    return ConnectionSupervisor.Outcome(acknowledged: false, ending: reconnectEnding(end), detail: "\(end)")
-                case .success(let generation):
-                    guard epoch == myEpoch else { return ConnectionSupervisor.Outcome(acknowledged: false, ending: .requested, detail: "superseded") }
-                    let end = await run(generation)
-                    return ConnectionSupervisor.Outcome(acknowledged: true, ending: reconnectEnding(end), detail: "\(end)")
-                }
-            },
-            stop: { reason, error in shutdown(reason, error: error) })
+}
+
+/// The supervisor's view of a GraphQL transport.
+struct GraphQLLinks: SupervisedTransport {
+    let state: GraphQLState
+    let configuration: GraphQLTransportConfiguration
+    let logger: Logger
+
+    var wantsConnection: Bool { state.wantsConnection }
+
+    func makeLink(id: Int, credentials: AuthCredentials, role: LinkRole) -> (WebSocketRequest, any LinkDriver) {
+        let request = WebSocketRequest(url: configuration.url, subprotocols: [GraphQLTransport.subprotocol])
+        let driver = GraphQLLinkDriver(id: id, state: state, connectionPayload: configuration.connectionPayload(credentials), logger: logger)
+        return (request, driver)
     }
 
-    private func reconnectEnding(_ end: GraphQLLinkEnd) -> ReconnectBookkeeping.Ending {
-        switch end {
-        case .requested: .requested
-        case .closed(let info): GraphQLCloseCode.ending(for: info, hasSubscriptions: !subscriptions.isEmpty)
-        case .openFailed(let detail, authRejected: true): .authRejected(detail)
-        case .openFailed, .ackTimeout, .pongTimeout, .protocolViolation: .retryable
-        }
-    }
+    func linkEnded(id: Int, role: LinkRole, report: LinkReport) -> LinkLoss { state.linkEnded(id, report: report) }
 
-    /// Resubscribes everything on the acknowledged link and waits for it to end.
-    private func run(_ generation: Int) async -> GraphQLLinkEnd {
-        states.update(.connected)
-        let now = wallClock.now()
-        markInterrupted(at: now)
-        startPinging(generation)
-        for id in subscriptions.values.sorted(by: { $0.sequence < $1.sequence }).map(\.id) {
-            await sendSubscribe(id, on: generation)
-        }
-        let end = await waitForEnd(of: generation)
-        let lostAt = wallClock.now()
-        markInterrupted(at: lostAt)
-        if link?.generation == generation { link = nil }
-        return end
-    }
-
-    /// Every subscription that was live stops being live at `instant` (unless it already had), and must be re-sent.
-    private func markInterrupted(at instant: Date) {
-        for id in Array(subscriptions.keys) {
-            guard var record = subscriptions[id] else { continue }
-            record.sentOn = nil
-            if record.everLive && record.interruptedAt == nil { record.interruptedAt = instant }
-            subscriptions[id] = record
-        }
-    }
-
-    private func shutdown(_ reason: DisconnectReason, error: RealtimeError) {
+    func stop(_ reason: DisconnectReason, error: RealtimeError) {
         logger.warning("transport stopped", metadata: ["reason": "\(reason)"])
-        let ending = subscriptions.values
-        subscriptions.removeAll()
-        for record in ending { record.sink.finish(throwing: error) }
-        states.update(.disconnected(reason))
+        state.stop(error: error)
+        state.states.update(.disconnected(reason))
     }
+}
 
-    // MARK: Subscriptions
-
-    /// Sends `subscribe` and reports the subscription live (or resumed): the protocol has no subscribe acknowledgement.
-    func sendSubscribe(_ id: String, on generation: Int) async {
-        guard let record = subscriptions[id], record.sentOn != generation, let current = link, current.generation == generation,
-            current.acked, current.end == nil
-        else { return }
-        subscriptions[id]?.sentOn = generation
-        do {
-            try await current.connection.send(.text(GraphQLOutboundMessage.subscribe(id: id, operation: record.operation)))
-        } catch {
-            subscriptions[id]?.sentOn = nil
-            return
-        }
-        guard var sent = subscriptions[id] else { return }
-        if let start = sent.interruptedAt {
-            sent.interruptedAt = nil
-            sent.sink.yield(.resumed(gap: GapWindow(start: start, end: wallClock.now())))
-        } else if !sent.everLive {
-            sent.sink.yield(.live)
-        }
-        sent.everLive = true
-        subscriptions[id] = sent
-    }
-
-    private func cancelSubscription(_ id: String) async {
-        guard let record = subscriptions.removeValue(forKey: id) else { return }
-        if let generation = record.sentOn, let current = link, current.generation == generation, current.end == nil {
-            try? await current.connection.send(.text(GraphQLOutboundMessage.complete(id: id)))
-        }
-        scheduleIdleClose()
-    }
-
-    /// Closes the socket once no subscription is left (after ``GraphQLTransportConfiguration/idleCloseDelay``).
-    func scheduleIdleClose() {
-        guard subscriptions.isEmpty, let current = link, current.end == nil else { return }
-        let delay = configuration.idleCloseDelay
-        let generation = current.generation
-        idleTimer?.cancel()
-        idleTimer = Task { [weak self, clock] in
-            if delay > .zero {
-                do { try await clock.sleep(for: delay, tolerance: nil) } catch { return }
-            }
-            await self?.closeIfStillIdle(generation)
-        }
-    }
-
-    private func closeIfStillIdle(_ generation: Int) async {
-        guard subscriptions.isEmpty else { return }
-        await close(generation, as: .requested, code: 1000, reason: "idle")
+extension Clock where Duration == Swift.Duration {
+    /// Starts a transport's supervisor on this clock (a member, so an existential clock opens to its concrete type).
+    fileprivate func startSupervisor(
+        configuration: GraphQLTransportConfiguration, auth: any AuthSession, connector: any WebSocketConnector,
+        wallClock: WallClock, states: ConnectionStateBroadcaster, logger: Logger, links: some SupervisedTransport,
+        requests: AsyncStream<SupervisorRequest>
+    ) -> Task<Void, Never> {
+        let runner = LinkRunner(clock: self, wallClock: wallClock, logger: logger, ackTimeout: configuration.ackTimeout, rotateAfter: nil)
+        let supervisor = LinkSupervisor(
+            policy: configuration.reconnectPolicy, auth: auth, connector: connector, runner: runner, states: states, logger: logger)
+        return Task { await supervisor.run(links, requests: requests) }
     }
 }

@@ -7,15 +7,26 @@ public struct GraphQLTransportConfiguration: Sendable {
     public let url: URL
     /// Delays between reconnect attempts. Default: fixed 10 s, unlimited.
     public var reconnectPolicy: ReconnectPolicy = .default
-    /// How long to wait for `connection_ack`; on expiry the client closes with 4504 and retries. Default 15 s.
+    /// How long the WebSocket upgrade, and then `connection_ack`, may each take; on expiry the link is dropped and
+    /// the client retries per policy. Default 15 s.
     public var ackTimeout: Duration = .seconds(15)
-    /// Send `ping` this often once acknowledged; `nil` (the default) sends none.
-    public var pingInterval: Duration?
-    /// How long a `ping` may go unanswered before the connection counts as dead. Default 10 s.
+    /// Send `ping` once the link has been silent this long; `nil` sends none. Default 15 s: the documents ask for a
+    /// heartbeat, servers rarely ping on graphql-transport-ws, and a mobile NAT may drop an idle mapping after 30 s.
+    /// A busy link sends no pings (any frame proves it alive).
+    public var pingInterval: Duration? = .seconds(15)
+    /// How long the link may stay silent after a `ping` before it counts as dead and is dropped. Default 10 s, so a
+    /// silent link is replaced within `pingInterval + pongTimeout` (25 s).
     public var pongTimeout: Duration = .seconds(10)
+    /// graphql-transport-ws has no subscribe acknowledgement: a subscription counts as live on its first `next`, or
+    /// once this window has passed after `subscribe` without an `error`. Default 2 s.
+    public var liveConfirmationWindow: Duration = .seconds(2)
+    /// How far before the last frame of a lost connection a reported gap starts (clock skew between backend
+    /// timestamps and the device, events in flight). Default 2 s.
+    public var gapSafetyMargin: Duration = .seconds(2)
     /// How long to keep the socket after the last subscription ends. Default 0: close at once.
     public var idleCloseDelay: Duration = .zero
-    /// Events buffered per subscription for a slow consumer before the oldest are dropped (and counted). Default 1024.
+    /// Events buffered per subscription for a slow consumer before the newest are dropped; every drop is reported in
+    /// the stream as `SubscriptionEvent/lost(_:)`. Default 1024.
     public var subscriptionBufferLimit = 1024
     /// Builds the `connection_init` payload (a JSON object text) from fresh credentials, for every attempt.
     /// Default: `{"Authorization":"<token>"}` for tokens, `{"x-api-key":"<key>"}` for API keys.

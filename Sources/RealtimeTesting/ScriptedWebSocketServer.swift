@@ -29,8 +29,11 @@ public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
     /// How many connections were accepted.
     public var connectionCount: Int { state.withLock { $0.connections.count } }
 
-    /// Opens a scripted connection (called by the transport under test).
-    public func connect(_ request: WebSocketRequest) async throws -> any WebSocketConnection {
+    /// Opens a scripted connection and runs the client's scope on it (called by the transport under test).
+    public func withConnection<Value: Sendable>(
+        _ request: WebSocketRequest,
+        _ body: @Sendable (any WebSocketConnection) async throws -> Value
+    ) async throws -> WebSocketScopeResult<Value> {
         let outcome: Result<ScriptedConnection, WebSocketSeamError> = state.withLock { state in
             state.requests.append(request)
             if !state.refusals.isEmpty { return .failure(state.refusals.removeFirst()) }
@@ -38,7 +41,9 @@ public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
             state.connections.append(connection)
             return .success(connection)
         }
-        return try outcome.get()
+        let connection = try outcome.get()
+        let value = try await body(connection)
+        return WebSocketScopeResult(value: value, close: connection.scopeEnded())
     }
 
     /// The next accepted connection not yet handed to the test, waiting for it if needed.
@@ -65,19 +70,25 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
         var closed: WebSocketCloseInfo?
         var clientClose: WebSocketCloseInfo?
         var subprotocol: String?
+        var aborted = false
+    }
+
+    private enum Inbound: Sendable {
+        case message(WebSocketMessage)
+        case end(WebSocketCloseInfo)
     }
 
     /// The request the client opened this connection with.
     public let request: WebSocketRequest
     private let state: Locked<State>
-    private let inbound: AsyncStream<WebSocketInboundEvent>
-    private let inboundContinuation: AsyncStream<WebSocketInboundEvent>.Continuation
-    private let iterator: Locked<AsyncStream<WebSocketInboundEvent>.AsyncIterator>
+    private let inboundContinuation: AsyncStream<Inbound>.Continuation
+    private let iterator: Locked<AsyncStream<Inbound>.AsyncIterator?>
 
     init(request: WebSocketRequest) {
         self.request = request
         self.state = Locked(State(subprotocol: request.subprotocols.first))
-        (inbound, inboundContinuation) = AsyncStream<WebSocketInboundEvent>.makeStream()
+        let (inbound, continuation) = AsyncStream<Inbound>.makeStream()
+        inboundContinuation = continuation
         iterator = Locked(inbound.makeAsyncIterator())
     }
 
@@ -86,24 +97,24 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
     /// The subprotocol this fake selected: the first offered, unless the test changes it.
     public var negotiatedSubprotocol: String? { state.withLock { $0.subprotocol } }
 
-    /// Next event the test scripted.
-    public func receive() async -> WebSocketInboundEvent {
-        if let closed = state.withLock({ $0.closed }) { return .closed(closed) }
+    /// Next message the test scripted; `nil` once either side closed.
+    public func receive() async throws -> WebSocketMessage? {
+        if state.withLock({ $0.closed != nil }) { return nil }
         // Single consumer by contract; the iterator is taken out of the lock while awaiting.
-        var local = iterator.withLock { $0 }
-        let event = await local.next()
+        guard var local = iterator.withLock({ state -> AsyncStream<Inbound>.AsyncIterator? in
+            defer { state = nil }
+            return state
+        }) else { return nil }
+        let next = await local.next()
         iterator.withLock { $0 = local }
-        switch event {
+        switch next {
         case .message(let message)?:
-            if let closed = state.withLock({ $0.closed }) { return .closed(closed) }
-            return .message(message)
-        case .closed(let info)?:
-            return .closed(state.withLock { state in
-                if state.closed == nil { state.closed = info }
-                return state.closed!
-            })
+            return state.withLock { $0.closed == nil } ? message : nil
+        case .end(let info)?:
+            state.withLock { state in if state.closed == nil { state.closed = info } }
+            return nil
         case nil:
-            return .closed(state.withLock { $0.closed ?? WebSocketCloseInfo(code: nil, reason: "stream ended") })
+            return nil
         }
     }
 
@@ -115,17 +126,39 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
         }
     }
 
-    /// The client closes: recorded, and `receive()` reports a local close.
+    /// The client closes: recorded, and the fake answers at once (reading ends).
     public func close(code: UInt16, reason: String) async {
-        let info = WebSocketCloseInfo(code: code, reason: reason, initiatedLocally: true)
+        clientEnded(WebSocketCloseInfo(code: code, reason: reason, initiatedLocally: true), aborted: false)
+    }
+
+    /// The client drops the connection without a handshake: recorded (``wasAborted``), and reading ends.
+    public func abort() {
+        clientEnded(WebSocketCloseInfo(code: nil, reason: "aborted", initiatedLocally: true), aborted: true)
+    }
+
+    private func clientEnded(_ info: WebSocketCloseInfo, aborted: Bool) {
         let first = state.withLock { state -> Bool in
-            guard state.closed == nil else { return false }
-            state.closed = info
+            guard state.clientClose == nil else { return false }
             state.clientClose = info
+            state.aborted = aborted
+            if state.closed == nil { state.closed = info }
             return true
         }
-        if first { inboundContinuation.yield(.closed(info)) }
+        if first { inboundContinuation.yield(.end(info)) }
         inboundContinuation.finish()
+    }
+
+    /// The client's scope ended: a client that neither closed nor aborted closes normally (as WSClient does).
+    func scopeEnded() -> WebSocketCloseInfo {
+        let info = state.withLock { state -> WebSocketCloseInfo in
+            if let closed = state.closed { return closed }
+            let info = WebSocketCloseInfo(code: 1000, reason: "", initiatedLocally: true)
+            state.closed = info
+            state.clientClose = info
+            return info
+        }
+        inboundContinuation.finish()
+        return info
     }
 
     // MARK: The server's side (the test)
@@ -151,7 +184,7 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
     }
 
     private func endFromServer(_ info: WebSocketCloseInfo) {
-        inboundContinuation.yield(.closed(info))
+        inboundContinuation.yield(.end(info))
         inboundContinuation.finish()
     }
 
@@ -167,6 +200,9 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
     public var sentTexts: [String] {
         sentMessages.compactMap { if case .text(let text) = $0 { text } else { nil } }
     }
+
+    /// Whether the client dropped the connection without a closing handshake (it found the link dead).
+    public var wasAborted: Bool { state.withLock { $0.aborted } }
 
     /// The client's close, if it closed.
     public var clientClose: WebSocketCloseInfo? { state.withLock { $0.clientClose } }

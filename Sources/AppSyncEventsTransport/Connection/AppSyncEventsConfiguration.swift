@@ -9,9 +9,10 @@ public struct AppSyncEventsConfiguration: Sendable {
     public var endpoint: AppSyncEndpoint
     /// Delays between reconnect attempts. Default: fixed 10 s, unlimited.
     public var reconnectPolicy: ReconnectPolicy = .default
-    /// How long to wait for `connection_ack`. Default 15 s.
+    /// How long the WebSocket upgrade, and then `connection_ack`, may each take. Default 15 s.
     public var ackTimeout: Duration = .seconds(15)
-    /// Keep-alive window when `connection_ack` carries no `connectionTimeoutMs`. Default 300 s (the service's).
+    /// Keep-alive window when `connection_ack` carries no usable `connectionTimeoutMs`. Default 300 s (the service's).
+    /// A link silent for the window is aborted at once and replaced.
     public var defaultKeepAliveTimeout: Duration = .milliseconds(300_000)
     /// The longest a connection may live before it is replaced without a gap; `nil` never rotates. Default 24 h.
     public var maxConnectionDuration: Duration? = .seconds(24 * 3600)
@@ -21,7 +22,11 @@ public struct AppSyncEventsConfiguration: Sendable {
     public var rotationTimeout: Duration = .seconds(30)
     /// How long a WebSocket publish waits for `publish_success`. Default 15 s.
     public var publishTimeout: Duration = .seconds(15)
-    /// Events buffered per subscription for a slow consumer before the oldest are dropped (and counted). Default 1024.
+    /// How far before the last frame of a lost connection a reported gap starts. Covers clock skew between the
+    /// backend's event timestamps and the device, and events in flight when the link died. Default 2 s.
+    public var gapSafetyMargin: Duration = .seconds(2)
+    /// Events buffered per subscription for a slow consumer before the newest are dropped; every drop is reported in
+    /// the stream as `SubscriptionEvent/lost(_:)`. Default 1024.
     public var subscriptionBufferLimit: Int = 1024
     /// Subscriptions allowed on the connection; the next one fails with `RealtimeError/subscriptionLimitReached(_:)`.
     public var maxSubscriptions: Int = AppSyncEventsConfiguration.serviceSubscriptionLimit

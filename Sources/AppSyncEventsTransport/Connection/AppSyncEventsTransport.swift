@@ -13,6 +13,9 @@ import SubscriberCore
 ///     if case .payload(let payload) = event { print(payload.text) }
 /// }
 /// ```
+///
+/// Connections run on the shared engine (`LinkSupervisor`, `LinkRunner`, `LinkStateMachine`): each link is one
+/// structured scope; frames are handled on the reading task and yielded straight into the subscription streams.
 public actor AppSyncEventsTransport: RealtimeTransport {
     /// `"appsync"`.
     public nonisolated let name = "appsync"
@@ -28,19 +31,7 @@ public actor AppSyncEventsTransport: RealtimeTransport {
     let makeID: @Sendable () -> String
     let httpPublisher: AppSyncHTTPPublisher
     let states = ConnectionStateBroadcaster()
-
-    var subscriptions: [String: AppSyncSubscription] = [:]
-    var nextSequence = 0
-    var links: [Int: AppSyncLink] = [:]
-    var nextGeneration = 0
-    var primary: Int?
-    var rotation: AppSyncRotation?
-    var pendingPublishes: [String: AppSyncPendingPublish] = [:]
-    var connectionWaiters: [Int: CheckedContinuation<Int, any Error>] = [:]
-    var nextWaiterID = 0
-    var supervisor: Task<Void, Never>?
-    /// Bumped by `disconnect()`, so a cancelled supervisor that wakes late changes nothing.
-    var epoch = 0
+    private var run: (state: AppSyncState, task: Task<Void, Never>)?
 
     /// Creates a transport. Nothing connects until the first subscribe or publish.
     /// - Parameters:
@@ -81,28 +72,17 @@ public actor AppSyncEventsTransport: RealtimeTransport {
         }
         let channel: String
         do { channel = try ChannelName.validate(rawChannel, for: .subscribe) } catch { return Self.failedStream(error) }
-        guard subscriptions.count < configuration.maxSubscriptions else {
+        let state = running()
+        guard state.values.withLock({ $0.subscriptions.count }) < configuration.maxSubscriptions else {
             return Self.failedStream(.subscriptionLimitReached(configuration.maxSubscriptions))
         }
         let id = makeID()
-        let (stream, sink) = SubscriptionSink.make(bufferLimit: configuration.subscriptionBufferLimit, label: channel, logger: logger)
-        sink.continuation.onTermination = { [weak self] termination in
-            guard case .cancelled = termination, let self else { return }
-            Task { await self.cancelSubscription(id) }
-        }
-        var record = AppSyncSubscription(id: id, channel: channel, sequence: nextSequence, sink: sink)
-        nextSequence += 1
-        if let primary, links[primary]?.acked == true { record.deliveringOn = primary }
-        subscriptions[id] = record
+        let (stream, sink) = SubscriptionSink.make(
+            bufferLimit: configuration.subscriptionBufferLimit, label: channel, logger: logger, wallClock: wallClock,
+            margin: configuration.gapSafetyMargin)
+        sink.onConsumerGone { [weak state] in state?.cancel(id) }
         logger.debug("subscribe", metadata: ["channel": "\(channel)", "id": "\(id)"])
-        if let target = record.deliveringOn {
-            Task { await self.sendSubscribe(id, on: target) }
-        }
-        if let to = rotation?.to {
-            subscriptions[id]?.rotationTarget = to
-            Task { await self.sendSubscribe(id, on: to) }
-        }
-        ensureSupervisor()
+        state.add(id: id, channel: channel, sink: sink)
         return stream
     }
 
@@ -120,28 +100,17 @@ public actor AppSyncEventsTransport: RealtimeTransport {
         }
     }
 
-    /// Closes every connection normally, ends all subscription streams normally and stops reconnecting.
+    /// Closes every connection normally, ends all subscription streams normally and stops reconnecting. Returns once
+    /// every connection of this transport is gone. A later `subscribe` starts afresh.
     public func disconnect() async {
-        epoch += 1
-        supervisor?.cancel()
-        supervisor = nil
-        rotation?.deadline?.cancel()
-        rotation = nil
-        let ending = subscriptions.values
-        subscriptions.removeAll()
-        for subscription in ending { subscription.sink.finish() }
-        failPublishes(with: RealtimeError.disconnected)
-        failConnectionWaiters(with: RealtimeError.disconnected)
-        primary = nil
-        let open = links
-        for (generation, link) in open where link.end == nil {
-            links[generation]?.requestedEnd = .requested
-            for task in link.tasks { task.cancel() }
-            await link.connection.close(code: 1000, reason: "client disconnect")
+        guard let current = run else {
+            states.update(.disconnected(.requested))
+            return
         }
-        // Links whose receive loop has not reported the close yet still have waiters to release.
-        for generation in Array(links.keys) { linkEnded(generation, .requested) }
-        links.removeAll()
+        run = nil
+        current.state.endAll(error: nil)
+        current.task.cancel()
+        await current.task.value
         states.update(.disconnected(.requested))
     }
 
@@ -149,259 +118,97 @@ public actor AppSyncEventsTransport: RealtimeTransport {
     public func connectionStates() -> AsyncStream<ConnectionState> { states.makeStream() }
 
     /// The subscriptions currently held (live or waiting), for diagnostics.
-    public var subscriptionCount: Int { subscriptions.count }
+    public var subscriptionCount: Int { run?.state.values.withLock { $0.subscriptions.count } ?? 0 }
 
-    // MARK: Supervisor
+    // MARK: The engine
 
-    var wantsConnection: Bool { !subscriptions.isEmpty || !connectionWaiters.isEmpty || !pendingPublishes.isEmpty }
-
-    func ensureSupervisor() {
-        guard supervisor == nil else { return }
-        let myEpoch = epoch
-        supervisor = Task { await self.supervise(epoch: myEpoch) }
+    /// The current state and supervisor, started on first use (and again after a stop or a disconnect).
+    private func running() -> AppSyncState {
+        if let run, !run.task.isCancelled, !run.state.stopped { return run.state }
+        let (requests, continuation) = AsyncStream<SupervisorRequest>.makeStream(bufferingPolicy: .unbounded)
+        let state = AppSyncState(
+            wallClock: wallClock, margin: configuration.gapSafetyMargin, rotationTimeout: configuration.rotationTimeout,
+            states: states, requests: continuation, logger: logger)
+        let links = AppSyncLinks(state: state, configuration: configuration, wallClock: wallClock, logger: logger)
+        // The transport's one task: the supervisor scope, which owns every link. Cancelled and awaited by disconnect().
+        let task = clock.startSupervisor(
+            configuration: configuration, auth: auth, connector: connector, wallClock: wallClock,
+            states: states, logger: logger, links: links, requests: requests)
+        run = (state, task)
+        return state
     }
 
-    /// Connects, runs the connection until it ends, and reconnects per policy while anything needs a connection.
-    private func supervise(epoch myEpoch: Int) async {
-        defer { if epoch == myEpoch { supervisor = nil } }
-        let supervisor = ConnectionSupervisor(
-            policy: configuration.reconnectPolicy, auth: auth, clock: clock, states: states, logger: logger)
-        await supervisor.run(
-            isCurrent: { epoch == myEpoch },
-            wantsConnection: { wantsConnection },
-            attempt: { credentials in
-                switch await establish(credentials: credentials) {
-                case .failure(let end):
-                    return ConnectionSupervisor.Outcome(acknowledged: false, ending: end.reconnectEnding, detail: "\(end)")
-                case .success(let generation):
-                    guard epoch == myEpoch else { return ConnectionSupervisor.Outcome(acknowledged: false, ending: .requested, detail: "superseded") }
-                    let end = await runPrimary(generation)
-                    return ConnectionSupervisor.Outcome(acknowledged: true, ending: end.reconnectEnding, detail: "\(end)")
-                }
-            },
-            stop: { reason, error in shutdown(reason, error: error) })
-    }
 
-    /// Makes `generation` the primary link, resubscribes everything on it and waits until it (or its rotation
-    /// successor) ends.
-    private func runPrimary(_ generation: Int) async -> AppSyncLinkEnd {
-        primary = generation
-        states.update(.connected)
-        resumeConnectionWaiters(generation)
-        scheduleRotation(of: generation)
-        await activateSubscriptions(on: generation)
-        var current = generation
-        while true {
-            let end = await waitForEnd(of: current)
-            links[current] = nil
-            if let next = primary, next != current, links[next]?.end == nil {
-                current = next
-                continue
+    /// Sends a `publish` on the primary link (connecting first if needed) and waits for the reply.
+    private func publishOverWebSocket(channel: String, events: [String]) async throws -> PublishResult {
+        let state = running()
+        let id = makeID()
+        let reply = OneShotSignal<Result<PublishResult, RealtimeError>>()
+        state.addPublish(id: id, channel: channel, events: events, reply: reply)
+        let timeout = configuration.publishTimeout
+        let clock = clock
+        let result = await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                guard (try? await clock.sleep(for: timeout, tolerance: nil)) != nil else { return }
+                state.completePublish(id, .failure(.network("no publish_success within \(timeout)")))
             }
-            if primary == current { primary = nil }
-            abortRotation()
-            interruptSubscriptions()
-            failPublishes(on: current, with: end.error)
-            return end
+            let result = await reply.wait()
+            group.cancelAll()
+            return result
         }
-    }
-
-    /// Sends `subscribe` for every subscription (same ids) on a newly acknowledged primary link.
-    private func activateSubscriptions(on generation: Int) async {
-        let ids = subscriptions.values.sorted { $0.sequence < $1.sequence }.map(\.id)
-        for id in ids { subscriptions[id]?.deliveringOn = generation }
-        for id in ids where subscriptions[id]?.deliveringOn == generation {
-            await sendSubscribe(id, on: generation)
+        guard let result else {
+            state.completePublish(id, .failure(.disconnected))
+            throw CancellationError()
         }
-    }
-
-    /// Marks every subscription as no longer live; the gap starts now (or earlier, if it already had).
-    private func interruptSubscriptions() {
-        let now = wallClock.now()
-        for id in Array(subscriptions.keys) {
-            guard var record = subscriptions[id] else { continue }
-            if record.isLive || record.interruptedAt != nil { record.interruptedAt = record.interruptedAt ?? now }
-            record.isLive = false
-            record.deliveringOn = nil
-            record.clearRotation()
-            record.overlapLog = []
-            subscriptions[id] = record
-        }
-    }
-
-    /// Ends everything with an error and stops: signed out, session expired, or the policy gave up.
-    func shutdown(_ reason: DisconnectReason, error: RealtimeError) {
-        logger.warning("transport stopped", metadata: ["reason": "\(reason)"])
-        let ending = subscriptions.values
-        subscriptions.removeAll()
-        for subscription in ending { subscription.sink.finish(throwing: error) }
-        failPublishes(with: error)
-        failConnectionWaiters(with: error)
-        states.update(.disconnected(reason))
-    }
-
-    // MARK: Links
-
-    /// Opens a connection, sends `connection_init` and waits for `connection_ack`.
-    func establish(credentials: AuthCredentials) async -> Result<Int, AppSyncLinkEnd> {
-        let authorizer = AppSyncAuthorizer(endpoint: configuration.endpoint, credentials: credentials, now: { [wallClock] in wallClock.now() })
-        let request = WebSocketRequest(url: configuration.endpoint.realtimeURL, subprotocols: authorizer.subprotocols())
-        let connection: any WebSocketConnection
-        do {
-            connection = try await connector.connect(request, timeout: configuration.ackTimeout, clock: clock)
-        } catch {
-            let detail = String(describing: error)
-            let authRejected = (error as? WebSocketSeamError)?.isAuthenticationRejection ?? false
-            logger.warning("connect failed", metadata: ["error": "\(detail)"])
-            return .failure(.openFailed(detail, authRejected: authRejected))
-        }
-        let generation = nextGeneration
-        nextGeneration += 1
-        links[generation] = AppSyncLink(generation: generation, connection: connection, authorizer: authorizer)
-        startReceiving(generation, connection)
-        let ackTimeout = configuration.ackTimeout
-        links[generation]?.tasks.append(Task { [weak self, clock] in
-            do { try await clock.sleep(for: ackTimeout, tolerance: nil) } catch { return }
-            await self?.ackTimedOut(generation)
-        })
-        do {
-            try await connection.send(.text(AppSyncOutboundMessage.connectionInit))
-        } catch {
-            logger.debug("connection_init not sent", metadata: ["error": "\(error)"])
-        }
-        let outcome: Result<Void, AppSyncLinkEnd> = await withCheckedContinuation { continuation in
-            guard let link = links[generation] else { return continuation.resume(returning: .failure(.requested)) }
-            if link.acked { return continuation.resume(returning: .success(())) }
-            if let end = link.end { return continuation.resume(returning: .failure(end)) }
-            links[generation]?.ackWaiter = continuation
-        }
-        switch outcome {
-        case .success: return .success(generation)
-        case .failure(let end):
-            links[generation] = nil
-            return .failure(end)
-        }
-    }
-
-    private func startReceiving(_ generation: Int, _ connection: any WebSocketConnection) {
-        let task = Task { [weak self] in
-            while true {
-                let event = await connection.receive()
-                guard let self else {
-                    await connection.close(code: 1000, reason: "client released")
-                    return
-                }
-                guard await self.handleInbound(event, on: generation) else { return }
-            }
-        }
-        links[generation]?.tasks.append(task)
-    }
-
-    func waitForEnd(of generation: Int) async -> AppSyncLinkEnd {
-        await withCheckedContinuation { continuation in
-            guard let link = links[generation] else { return continuation.resume(returning: .requested) }
-            if let end = link.end { return continuation.resume(returning: end) }
-            links[generation]?.endWaiters.append(continuation)
-        }
-    }
-
-    /// Closes a link on purpose, recording why.
-    func close(_ generation: Int, as reason: AppSyncLinkEnd, code: UInt16 = 1000, message: String) async {
-        guard let link = links[generation], link.end == nil else { return }
-        if link.requestedEnd == nil { links[generation]?.requestedEnd = reason }
-        await link.connection.close(code: code, reason: message)
-    }
-
-    func linkEnded(_ generation: Int, _ end: AppSyncLinkEnd) {
-        guard var link = links[generation], link.end == nil else { return }
-        link.end = end
-        let waiters = link.endWaiters
-        let ackWaiter = link.ackWaiter
-        link.endWaiters = []
-        link.ackWaiter = nil
-        for task in link.tasks { task.cancel() }
-        link.tasks = []
-        links[generation] = link
-        ackWaiter?.resume(returning: .failure(end))
-        for waiter in waiters { waiter.resume(returning: end) }
-        if rotation?.to == generation { abortRotation() }
-        if rotation?.from == generation { salvageRotation() }
-    }
-
-    private func ackTimedOut(_ generation: Int) async {
-        guard let link = links[generation], !link.acked, link.end == nil else { return }
-        logger.warning("no connection_ack in time", metadata: ["timeout": "\(configuration.ackTimeout)"])
-        await close(generation, as: .ackTimeout(configuration.ackTimeout), message: "connection_ack timeout")
-    }
-
-    func keepAliveExpired(_ generation: Int, after timeout: Duration) async {
-        logger.warning("keep-alive silence; closing", metadata: ["timeout": "\(timeout)"])
-        await close(generation, as: .keepAliveTimeout(timeout), message: "keep-alive timeout")
-    }
-
-    func closeIfIdle() async {
-        guard !wantsConnection, rotation == nil, let primary else { return }
-        logger.debug("last subscription ended; closing")
-        await close(primary, as: .requested, message: "idle")
-    }
-
-    // MARK: Subscriptions
-
-    func sendSubscribe(_ id: String, on generation: Int) async {
-        guard let record = subscriptions[id], let link = links[generation], link.end == nil else { return }
-        let body = AppSyncOutboundMessage.subscribeSigningBody(channel: record.channel)
-        let message = AppSyncOutboundMessage.subscribe(id: id, channel: record.channel, authorization: link.authorizer.authorization(body: body))
-        do { try await link.connection.send(.text(message)) } catch {
-            logger.debug("subscribe not sent; the link is ending", metadata: ["id": "\(id)"])
-        }
-    }
-
-    func cancelSubscription(_ id: String) async {
-        guard let record = subscriptions.removeValue(forKey: id) else { return }
-        logger.debug("unsubscribe", metadata: ["channel": "\(record.channel)", "id": "\(id)"])
-        for generation in [record.deliveringOn, record.rotationTarget].compactMap({ $0 }) {
-            guard let link = links[generation], link.end == nil else { continue }
-            try? await link.connection.send(.text(AppSyncOutboundMessage.unsubscribe(id: id)))
-        }
-        await rotationProgress()
-        await closeIfIdle()
+        return try result.get()
     }
 
     static func failedStream(_ error: RealtimeError) -> AsyncThrowingStream<SubscriptionEvent, any Error> {
         AsyncThrowingStream { $0.finish(throwing: error) }
     }
+}
 
-    // MARK: Waiters
+/// The supervisor's view of an AppSync transport.
+struct AppSyncLinks: SupervisedTransport {
+    let state: AppSyncState
+    let configuration: AppSyncEventsConfiguration
+    let wallClock: WallClock
+    let logger: Logger
 
-    /// The acknowledged primary link, connecting first if needed.
-    func connectedLink() async throws -> Int {
-        if let primary, links[primary]?.acked == true, links[primary]?.end == nil { return primary }
-        let waiterID = nextWaiterID
-        nextWaiterID += 1
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                connectionWaiters[waiterID] = continuation
-                ensureSupervisor()
-            }
-        } onCancel: {
-            Task { await self.cancelConnectionWaiter(waiterID) }
+    var wantsConnection: Bool { state.wantsConnection }
+
+    func makeLink(id: Int, credentials: AuthCredentials, role: LinkRole) -> (WebSocketRequest, any LinkDriver) {
+        let authorizer = AppSyncAuthorizer(endpoint: configuration.endpoint, credentials: credentials, now: { [wallClock] in wallClock.now() })
+        state.linkCreated(id, authorizer: authorizer)
+        let request = WebSocketRequest(url: configuration.endpoint.realtimeURL, subprotocols: authorizer.subprotocols())
+        let driver = AppSyncLinkDriver(id: id, state: state, defaultKeepAliveTimeout: configuration.defaultKeepAliveTimeout, logger: logger)
+        return (request, driver)
+    }
+
+    func linkEnded(id: Int, role: LinkRole, report: LinkReport) -> LinkLoss { state.linkEnded(id, report: report) }
+
+    func stop(_ reason: DisconnectReason, error: RealtimeError) {
+        logger.warning("transport stopped", metadata: ["reason": "\(reason)"])
+        state.stop(error: error)
+        state.states.update(.disconnected(reason))
+    }
+}
+
+extension Clock where Duration == Swift.Duration {
+    /// Starts a transport's supervisor on this clock (a member, so an existential clock opens to its concrete type).
+    fileprivate func startSupervisor(
+        configuration: AppSyncEventsConfiguration, auth: any AuthSession, connector: any WebSocketConnector,
+        wallClock: WallClock, states: ConnectionStateBroadcaster, logger: Logger, links: some SupervisedTransport,
+        requests: AsyncStream<SupervisorRequest>
+    ) -> Task<Void, Never> {
+        var rotateAfter: Duration?
+        if let maxDuration = configuration.maxConnectionDuration {
+            let lead = maxDuration - configuration.rotationLead
+            rotateAfter = lead > .zero ? lead : maxDuration / 2
         }
-    }
-
-    private func cancelConnectionWaiter(_ id: Int) async {
-        connectionWaiters.removeValue(forKey: id)?.resume(throwing: CancellationError())
-        await closeIfIdle()
-    }
-
-    private func resumeConnectionWaiters(_ generation: Int) {
-        let waiters = connectionWaiters.values
-        connectionWaiters.removeAll()
-        for waiter in waiters { waiter.resume(returning: generation) }
-    }
-
-    func failConnectionWaiters(with error: any Error) {
-        let waiters = connectionWaiters.values
-        connectionWaiters.removeAll()
-        for waiter in waiters { waiter.resume(throwing: error) }
+        let runner = LinkRunner(clock: self, wallClock: wallClock, logger: logger, ackTimeout: configuration.ackTimeout, rotateAfter: rotateAfter)
+        let supervisor = LinkSupervisor(
+            policy: configuration.reconnectPolicy, auth: auth, connector: connector, runner: runner, states: states, logger: logger)
+        return Task { await supervisor.run(links, requests: requests) }
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import SubscriberCore
 
-/// The transport's record of one subscription (actor-confined).
+/// The transport's record of one subscription (inside ``AppSyncState``).
 struct AppSyncSubscription {
     let id: String
     let channel: String
@@ -11,7 +11,9 @@ struct AppSyncSubscription {
     var deliveringOn: Int?
     /// Confirmed on `deliveringOn`.
     var isLive = false
-    /// When the subscription stopped being live; set until it is live again, then reported as the gap.
+    /// Whether it was ever live (a later confirmation reports `resumed`).
+    var everLive = false
+    /// When the subscription stopped being live: the last frame of the lost link, minus the safety margin.
     var interruptedAt: Date?
 
     // Rotation: the replacement link, whether the subscription is confirmed there, and what it received there before
@@ -38,11 +40,13 @@ struct AppSyncSubscription {
     }
 }
 
-/// A WebSocket publish waiting for its reply.
+/// A WebSocket publish waiting to be sent and answered.
 struct AppSyncPendingPublish {
-    let generation: Int
-    var continuation: CheckedContinuation<PublishResult, any Error>?
-    var outcome: Result<PublishResult, any Error>?
+    let channel: String
+    let events: [String]
+    /// The link it was sent on; `nil` while waiting for an acknowledged link.
+    var sentOn: Int?
+    let reply: OneShotSignal<Result<PublishResult, RealtimeError>>
 }
 
 /// A connection rotation in progress.
@@ -50,5 +54,26 @@ struct AppSyncRotation {
     let from: Int
     var to: Int?
     var awaitingUnsubscribe: Set<String>?
-    var deadline: Task<Void, Never>?
+}
+
+/// One link of the transport, as its state sees it.
+struct AppSyncLinkRecord {
+    let authorizer: AppSyncAuthorizer
+    var control: LinkControl?
+    /// Subscribe messages sent on this link.
+    var subscribed: Set<String> = []
+    /// Unsubscribes to send on this link.
+    var unsubscribeQueue: [String] = []
+}
+
+/// Something to do once the state's lock is released: yielding to a consumer, waking a link, asking the supervisor.
+enum AppSyncEffect {
+    case yield(SubscriptionSink, SubscriptionEvent)
+    case loss(SubscriptionSink, Int, LossReport.Reason)
+    case finish(SubscriptionSink, RealtimeError?)
+    case wake(LinkControl)
+    case close(LinkControl, LinkEnd, String)
+    case request(SupervisorRequest)
+    case reply(OneShotSignal<Result<PublishResult, RealtimeError>>, Result<PublishResult, RealtimeError>)
+    case schedule(LinkControl, Duration, Int)
 }

@@ -1,58 +1,131 @@
+import Foundation
 import Logging
 
-/// The producing end of one subscription stream, with a bounded buffer.
+/// The producing end of one subscription stream, with a bounded buffer that never loses an event silently.
 ///
-/// A consumer that stops reading must not make the transport's memory grow without bound, and must not lose events
-/// silently either: when the buffer is full the oldest events are dropped, each drop is counted and logged, and the
-/// count is readable (``droppedCount``).
-public struct SubscriptionSink: Sendable {
-    /// The continuation the transport yields into.
-    public let continuation: AsyncThrowingStream<SubscriptionEvent, any Error>.Continuation
-    private let drops = Locked(0)
+/// When a consumer falls behind and the buffer is full, the newest events are dropped (the buffered, older ones stay
+/// in order) and counted; as soon as there is room again, the stream yields ``SubscriptionEvent/lost(_:)`` with the
+/// count and the window, in the position where the events were lost. Other losses (an unreadable event, a server
+/// delivery error) are reported the same way.
+package final class SubscriptionSink: Sendable {
+    private struct PendingLoss {
+        var count: Int
+        var first: Date
+        var last: Date
+        var reason: LossReport.Reason
+    }
+
+    private let continuation: AsyncThrowingStream<SubscriptionEvent, any Error>.Continuation
+    private let pending = Locked<PendingLoss?>(nil)
     private let logger: Logger
     private let label: String
+    private let wallClock: WallClock
+    private let margin: TimeInterval
 
     /// Creates a sink and the stream the consumer reads.
     /// - Parameters:
-    ///   - bufferLimit: events held for a slow consumer before the oldest are dropped.
+    ///   - bufferLimit: events held for a slow consumer before the newest are dropped (and reported).
     ///   - label: names the subscription in logs (a channel or operation name, never credentials).
-    ///   - logger: where drops are logged.
-    public static func make(bufferLimit: Int, label: String, logger: Logger)
-        -> (stream: AsyncThrowingStream<SubscriptionEvent, any Error>, sink: SubscriptionSink)
-    {
+    ///   - logger: where losses are logged.
+    ///   - wallClock: timestamps loss windows.
+    ///   - margin: how far before the first loss a loss window starts (clock skew, delivery latency).
+    package static func make(
+        bufferLimit: Int, label: String, logger: Logger, wallClock: WallClock = .system, margin: Duration = .zero
+    ) -> (stream: AsyncThrowingStream<SubscriptionEvent, any Error>, sink: SubscriptionSink) {
         let (stream, continuation) = AsyncThrowingStream<SubscriptionEvent, any Error>.makeStream(
-            bufferingPolicy: .bufferingNewest(max(1, bufferLimit)))
-        return (stream, SubscriptionSink(continuation: continuation, logger: logger, label: label))
+            bufferingPolicy: .bufferingOldest(max(1, bufferLimit)))
+        let sink = SubscriptionSink(continuation: continuation, logger: logger, label: label, wallClock: wallClock, margin: margin)
+        return (stream, sink)
     }
 
-    private init(continuation: AsyncThrowingStream<SubscriptionEvent, any Error>.Continuation, logger: Logger, label: String) {
+    private init(
+        continuation: AsyncThrowingStream<SubscriptionEvent, any Error>.Continuation, logger: Logger, label: String,
+        wallClock: WallClock, margin: Duration
+    ) {
         self.continuation = continuation
         self.logger = logger
         self.label = label
+        self.wallClock = wallClock
+        let (seconds, attoseconds) = margin.components
+        self.margin = TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 
-    /// Delivers an event; returns `false` once the consumer has gone (the stream terminated).
-    @discardableResult
-    public func yield(_ event: SubscriptionEvent) -> Bool {
-        switch continuation.yield(event) {
-        case .enqueued: return true
-        case .dropped:
-            let total = drops.withLock { count in
-                count += 1
-                return count
-            }
-            logger.warning("subscription buffer full; dropped the oldest event", metadata: ["subscription": "\(label)", "dropped": "\(total)"])
-            return true
-        case .terminated: return false
-        @unknown default: return true
+    /// Called once when the consumer stops iterating (cancelled or dropped the stream), not when the sink finishes it.
+    package func onConsumerGone(_ handler: @escaping @Sendable () -> Void) {
+        continuation.onTermination = { termination in
+            if case .cancelled = termination { handler() }
         }
     }
 
-    /// Events dropped so far because the consumer fell behind.
-    public var droppedCount: Int { drops.withLock { $0 } }
+    /// Delivers an event; returns `false` once the consumer has gone.
+    @discardableResult
+    package func yield(_ event: SubscriptionEvent) -> Bool {
+        if pending.withLock({ $0 != nil }), !flushLoss() {
+            recordLoss(count: 1, reason: .bufferOverflow)
+            return true
+        }
+        switch continuation.yield(event) {
+        case .enqueued:
+            return true
+        case .dropped:
+            recordLoss(count: 1, reason: .bufferOverflow)
+            return true
+        case .terminated:
+            return false
+        @unknown default:
+            return true
+        }
+    }
+
+    /// Reports events lost for another reason than a full buffer (unreadable, or the server's delivery error).
+    package func reportLoss(count: Int, reason: LossReport.Reason) {
+        recordLoss(count: count, reason: reason)
+        _ = flushLoss()
+    }
 
     /// Ends the stream normally or with an error.
-    public func finish(throwing error: (any Error)? = nil) {
+    package func finish(throwing error: (any Error)? = nil) {
+        _ = flushLoss()
         continuation.finish(throwing: error)
+    }
+
+    private func recordLoss(count: Int, reason: LossReport.Reason) {
+        let now = wallClock.now()
+        let total = pending.withLock { pending -> Int in
+            if var loss = pending {
+                loss.count += count
+                loss.last = now
+                pending = loss
+                return loss.count
+            }
+            pending = PendingLoss(count: count, first: now, last: now, reason: reason)
+            return count
+        }
+        if total == count {
+            logger.warning("subscription lost events", metadata: ["subscription": "\(label)", "reason": "\(reason.rawValue)"])
+        }
+    }
+
+    /// Yields the pending loss report if there is room; `false` if the buffer is still full.
+    private func flushLoss() -> Bool {
+        guard let loss = pending.withLock({ $0 }) else { return true }
+        let report = LossReport(
+            count: loss.count, window: GapWindow(start: loss.first.addingTimeInterval(-margin), end: loss.last), reason: loss.reason)
+        switch continuation.yield(.lost(report)) {
+        case .enqueued, .terminated:
+            pending.withLock { current in
+                // Losses recorded meanwhile (another task) stay pending beyond what was reported.
+                if let now = current, now.count > loss.count {
+                    current = PendingLoss(count: now.count - loss.count, first: loss.last, last: now.last, reason: now.reason)
+                } else {
+                    current = nil
+                }
+            }
+            return true
+        case .dropped:
+            return false
+        @unknown default:
+            return false
+        }
     }
 }

@@ -1,71 +1,71 @@
 import Foundation
-import HTTPTypes
-import Logging
 import NIOCore
-import NIOHTTP1
-import NIOPosix
-import NIOSSL
 import NIOWebSocket
 import WSClient
 
-/// A connection opened by ``NIOWebSocketConnector``.
-///
-/// Owns the task running WSClient. Dropping the last reference without ``close(code:reason:)`` ends the connection
-/// with a normal close (1000); the task is cancelled if that handshake does not finish within the close timeout.
+/// The connection ``NIOWebSocketConnector`` hands to a scope: WSClient's inbound stream and outbound writer, alive
+/// exactly as long as the scope's closure.
 final class NIOWebSocketConnection: WebSocketConnection {
-    private let session: NIOWebSocketSession
-    private let runTask: Task<Void, Never>
-    private let closeTimeout: Duration
+    private let inbound: WebSocketInboundStream
+    private let outbound: WebSocketOutboundWriter
+    private let maxMessageSize: Int
+    private let closedLocally: Locked<Bool>
+    private let abortSignal: OneShotSignal<Void>
+    /// The single iterator, checked out while a `receive()` awaits it (single consumer by the seam's contract).
+    private let iterator: Locked<WebSocketInboundStream.AsyncIterator?>
 
-    init(session: NIOWebSocketSession, runTask: Task<Void, Never>, closeTimeout: Duration) {
-        self.session = session
-        self.runTask = runTask
-        self.closeTimeout = closeTimeout
-    }
-
-    deinit {
-        // Cancelling right away would make WSClient drop the socket without a close frame (its cancellation
-        // handler shuts the input and writes fail), so let the handler return normally first.
-        session.connectionDropped(runTask: runTask, deadline: closeTimeout + .seconds(1))
+    init(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, maxMessageSize: Int,
+        closedLocally: Locked<Bool>, abort: OneShotSignal<Void>
+    ) {
+        self.inbound = inbound
+        self.outbound = outbound
+        self.maxMessageSize = maxMessageSize
+        self.closedLocally = closedLocally
+        self.abortSignal = abort
+        self.iterator = Locked(inbound.makeAsyncIterator())
     }
 
     /// Always `nil`: WSClient does not expose the upgrade response, so the server's choice cannot be verified.
     var negotiatedSubprotocol: String? { nil }
 
-    /// The next message, read from the socket only now (no read-ahead in this layer).
-    ///
-    /// Cancelling a waiting `receive()` ends the connection: NIO finishes the inbound stream when its reader is
-    /// cancelled. WSClient then closes with 1000 and `receive()` reports a local close.
-    func receive() async -> WebSocketInboundEvent {
-        await session.receive()
-    }
-
-    /// Sends a text or binary message; throws ``WebSocketSeamError/notConnected`` once closing has begun.
-    func send(_ message: WebSocketMessage) async throws {
-        try await session.send(message)
-    }
-
-    /// Sends a close frame and waits for the close handshake, at most about `closeTimeout`.
-    func close(code: UInt16, reason: String) async {
-        let session = session
-        let runTask = runTask
-        let closeTimeout = closeTimeout
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await session.close(code: code, reason: reason)
-            }
-            // Backstop: WSClient's own close timeout only starts once our handler has returned, and a silent
-            // server (or a hung TLS shutdown) must not keep the caller waiting. Woken early when the close is done
-            // (group cancelled) or when the caller is cancelled.
-            group.addTask {
-                try? await Task.sleep(for: closeTimeout)
-                guard !session.isFinished else { return }
-                session.logger.debug("WebSocket close handshake did not finish in time; dropping the connection")
-                runTask.cancel()
-                session.finishLocally()
-            }
-            _ = await group.next()
-            group.cancelAll()
+    func receive() async throws -> WebSocketMessage? {
+        guard !abortSignal.isFired, var local = iterator.withLock({ state -> WebSocketInboundStream.AsyncIterator? in
+            defer { state = nil }
+            return state
+        }) else { return nil }
+        let message = try await local.nextMessage(maxSize: maxMessageSize)
+        iterator.withLock { $0 = local }
+        switch message {
+        case .text(let text)?: return .text(text)
+        case .binary(let buffer)?: return .binary(Data(buffer.readableBytesView))
+        case nil: return nil
         }
+    }
+
+    func send(_ message: WebSocketMessage) async throws {
+        guard !abortSignal.isFired else { throw WebSocketSeamError.notConnected }
+        do {
+            // These split messages larger than maxFrameSize into continuation frames.
+            switch message {
+            case .text(let text): try await outbound.writeTextMessage(text)
+            case .binary(let data): try await outbound.writeBinaryMessage(ByteBuffer(bytes: data))
+            }
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw WebSocketSeamError.notConnected
+        }
+    }
+
+    func close(code: UInt16, reason: String) async {
+        closedLocally.withLock { $0 = true }
+        // The transport may already be gone; the scope ends either way.
+        try? await outbound.close(WebSocketErrorCode(codeNumber: Int(code)), reason: reason.isEmpty ? nil : reason)
+    }
+
+    func abort() {
+        closedLocally.withLock { $0 = true }
+        abortSignal.fire()
     }
 }

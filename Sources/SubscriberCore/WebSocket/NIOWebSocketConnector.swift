@@ -30,7 +30,8 @@ public struct NIOWebSocketConnector: WebSocketConnector {
     public var maxFrameSize: Int
     /// The largest message (all fragments joined) accepted from the server.
     public var maxMessageSize: Int
-    /// How long a closing handshake may take before the connection is dropped.
+    /// How long a closing handshake may take before the connection is dropped. Default 1 s: a peer that does not
+    /// answer a close within a second is not worth waiting for.
     public var closeTimeout: Duration
     /// TLS settings for `wss://`; `nil` uses NIOSSL's default client configuration (system trust roots).
     public var tlsConfiguration: TLSConfiguration?
@@ -45,14 +46,14 @@ public struct NIOWebSocketConnector: WebSocketConnector {
     /// - Parameters:
     ///   - maxFrameSize: The largest frame accepted from the server, in bytes.
     ///   - maxMessageSize: The largest reassembled message accepted from the server, in bytes.
-    ///   - closeTimeout: How long ``WebSocketConnection/close(code:reason:)`` waits for the server's close frame.
+    ///   - closeTimeout: How long the closing handshake at the end of a scope waits for the server's close frame.
     ///   - tlsConfiguration: TLS settings for `wss://`; `nil` for NIOSSL's default client configuration.
     ///   - eventLoopGroup: The event loops to run on.
     ///   - logger: The logger for connection events.
     public init(
         maxFrameSize: Int = NIOWebSocketConnector.defaultMaxSize,
         maxMessageSize: Int = NIOWebSocketConnector.defaultMaxSize,
-        closeTimeout: Duration = .seconds(5),
+        closeTimeout: Duration = .seconds(1),
         tlsConfiguration: TLSConfiguration? = nil,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "vortex.websocket")
@@ -66,57 +67,130 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         self.logger = logger
     }
 
-    /// Connects and returns once the server has accepted the WebSocket upgrade.
+    /// Opens a connection, runs `body` while it is open, and ends it: after `body` returns, WSClient's closing
+    /// handshake waits at most ``closeTimeout`` for the server; after ``WebSocketConnection/abort()`` the socket is
+    /// dropped at once.
     ///
     /// - Throws: ``WebSocketSeamError/invalidURL(_:)`` for a URL that is not `ws://` or `wss://`,
     ///   ``WebSocketSeamError/connectionFailed(_:)`` when TCP, TLS or DNS fail,
-    ///   ``WebSocketSeamError/upgradeRejected(_:)`` when the server does not switch protocols, and
-    ///   `CancellationError` when the calling task is cancelled first.
-    public func connect(_ request: WebSocketRequest) async throws -> any WebSocketConnection {
+    ///   ``WebSocketSeamError/upgradeRejected(_:)`` when the server does not switch protocols, what `body` threw,
+    ///   and `CancellationError` when the calling task is cancelled first.
+    public func withConnection<Value: Sendable>(
+        _ request: WebSocketRequest,
+        _ body: @Sendable (any WebSocketConnection) async throws -> Value
+    ) async throws -> WebSocketScopeResult<Value> {
         let endpoint = try WebSocketEndpoint(request.url)
         let configuration = WebSocketClientConfiguration(
             maxFrameSize: maxFrameSize,
             additionalHeaders: try upgradeHeaders(for: request),
             closeTimeout: closeTimeout
         )
-        let session = NIOWebSocketSession(maxMessageSize: maxMessageSize, logger: logger)
         logger.debug(
             "Opening WebSocket",
             metadata: ["ws.endpoint": "\(endpoint.redacted)", "ws.subprotocol.count": "\(request.subprotocols.count)"]
         )
-        // The task owns WSClient's run(): it lives as long as the connection and is cancelled by the connection.
-        let runTask = Task { [tlsConfiguration, eventLoopGroup, logger] in
-            let client = WebSocketClient(
-                url: endpoint.urlString,
-                configuration: configuration,
-                tlsConfiguration: tlsConfiguration,
-                eventLoopGroup: eventLoopGroup,
-                logger: logger
-            ) { inbound, outbound, _ in
-                try await session.serve(inbound: inbound, outbound: outbound)
+        let outcome = Locked<Result<Value, any Error>?>(nil)
+        let closedLocally = Locked<Bool>(false)
+        let abort = OneShotSignal<Void>()
+        let bodyEnded = OneShotSignal<Void>()
+        let ended: Result<WebSocketCloseFrame?, any Error>? = await withoutActuallyEscaping(body) { body in
+            await withTaskGroup(of: ScopeStep.self) { group in
+                group.addTask { [tlsConfiguration, eventLoopGroup, logger, maxMessageSize] in
+                    let client = WebSocketClient(
+                        url: endpoint.urlString,
+                        configuration: configuration,
+                        tlsConfiguration: tlsConfiguration,
+                        eventLoopGroup: eventLoopGroup,
+                        logger: logger
+                    ) { inbound, outbound, _ in
+                        let connection = NIOWebSocketConnection(
+                            inbound: inbound, outbound: outbound, maxMessageSize: maxMessageSize,
+                            closedLocally: closedLocally, abort: abort)
+                        let result: Result<Value, any Error>
+                        do { result = .success(try await body(connection)) } catch { result = .failure(error) }
+                        outcome.withLock { $0 = result }
+                        bodyEnded.fire()
+                    }
+                    do { return .ran(.success(try await client.run())) } catch { return .ran(.failure(error)) }
+                }
+                // Abort: the link is known to be dead; cancelling WSClient shuts the channel without a handshake.
+                group.addTask {
+                    guard await abort.wait() != nil else { return .cancelled }
+                    return .aborted
+                }
+                // Backstop: WSClient bounds its handshake by closeTimeout; a hung TLS shutdown must not hold the scope.
+                group.addTask { [closeTimeout] in
+                    guard await bodyEnded.wait() != nil else { return .cancelled }
+                    do { try await Task.sleep(for: closeTimeout + .seconds(1)) } catch { return .cancelled }
+                    return .aborted
+                }
+                var ran: Result<WebSocketCloseFrame?, any Error>?
+                while let step = await group.next() {
+                    switch step {
+                    case .ran(let result):
+                        ran = result
+                        group.cancelAll()
+                    case .aborted:
+                        group.cancelAll()
+                    case .cancelled:
+                        break
+                    }
+                }
+                return ran
             }
-            let result: Result<WebSocketCloseFrame?, any Error>
-            do {
-                result = .success(try await client.run())
-            } catch {
-                result = .failure(error)
-            }
-            session.runEnded(result)
         }
-        let upgrade = await withTaskCancellationHandler {
-            await session.upgradeOutcome()
-        } onCancel: {
-            session.abandonUpgrade()
-        }
-        do {
-            try upgrade.get()
-        } catch {
-            runTask.cancel()
+        let aborted = abort.isFired
+        switch (outcome.withLock { $0 }, ended) {
+        case (nil, .failure(let error)?):
             logger.debug("WebSocket did not open", metadata: ["ws.endpoint": "\(endpoint.redacted)", "ws.error": "\(error)"])
+            throw Self.seamError(for: error)
+        case (nil, _):
+            if Task.isCancelled { throw CancellationError() }
+            throw WebSocketSeamError.connectionFailed("the connection ended during the upgrade")
+        case (.failure(let error)?, _):
             throw error
+        case (.success(let value)?, let ended):
+            let info: WebSocketCloseInfo
+            let local = closedLocally.withLock { $0 }
+            switch ended {
+            case _ where aborted:
+                info = WebSocketCloseInfo(code: nil, reason: "aborted", initiatedLocally: true)
+            case .success(let frame?)?:
+                info = WebSocketCloseInfo(code: UInt16(webSocketErrorCode: frame.closeCode), reason: frame.reason ?? "", initiatedLocally: local)
+            case .success(nil)?, nil:
+                info = WebSocketCloseInfo(code: nil, reason: "connection closed without a close code", initiatedLocally: local)
+            case .failure(let error)?:
+                info = WebSocketCloseInfo(code: nil, reason: "\(error)", initiatedLocally: local)
+            }
+            logger.debug("WebSocket closed", metadata: ["ws.close": "\(info)"])
+            return WebSocketScopeResult(value: value, close: info)
         }
-        logger.debug("WebSocket open", metadata: ["ws.endpoint": "\(endpoint.redacted)"])
-        return NIOWebSocketConnection(session: session, runTask: runTask, closeTimeout: closeTimeout)
+    }
+
+    private enum ScopeStep: Sendable {
+        case ran(Result<WebSocketCloseFrame?, any Error>)
+        case aborted
+        case cancelled
+    }
+
+    /// The seam error for a failure of WSClient's `run()` before the upgrade completed.
+    static func seamError(for error: any Error) -> any Error {
+        switch error {
+        case let error as WebSocketSeamError:
+            return error
+        case is CancellationError:
+            return error
+        case let error as WebSocketClientError where error == .webSocketUpgradeFailed:
+            return WebSocketSeamError.upgradeRejected(
+                "the server answered without switching protocols (\(error); WSClient does not expose the HTTP status)"
+            )
+        case let error as WebSocketClientError where error == .invalidURL:
+            return WebSocketSeamError.invalidURL("\(error)")
+        case let error as NIOHTTPClientUpgradeError:
+            return WebSocketSeamError.upgradeRejected("invalid upgrade response: \(error)")
+        default:
+            return WebSocketSeamError.connectionFailed("\(error)")
+        }
     }
 
     /// The upgrade request's extra headers: the offered subprotocols, then the request's headers in order.

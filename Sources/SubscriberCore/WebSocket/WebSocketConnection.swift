@@ -1,33 +1,62 @@
-/// An open WebSocket connection, as the transports see it.
+/// An open WebSocket connection, as a link's scope sees it. It exists only inside
+/// ``WebSocketConnector/withConnection(_:_:)``: the connection lives exactly as long as that closure.
 ///
-/// The seam between the protocol clients and the socket library. Implementations: ``NIOWebSocketConnector``
-/// (swift-websocket `WSClient`, Linux and Apple), `URLSessionWebSocketConnector` (Apple platforms only) and the
-/// scripted fake server in `RealtimeTesting`.
-///
-/// `receive()` has a single consumer (the transport's receive loop); `send` and `close` may be called
-/// from anywhere. Control frames (ping/pong) are handled by the implementation and never surface here.
-public protocol WebSocketConnection: AnyObject, Sendable {
-    /// The subprotocol the server selected, if it selected one.
+/// `receive()` has a single consumer (the link's reader); `send`, `close` and `abort` may be called from any task
+/// of the scope. Control frames (ping/pong) are handled by the implementation and never surface here.
+public protocol WebSocketConnection: Sendable {
+    /// The subprotocol the server selected, if the implementation can tell.
     var negotiatedSubprotocol: String? { get }
 
-    /// Waits for the next message. Backpressure: the implementation reads no further than one message
-    /// ahead of the caller. After `.closed` is returned once, every further call returns it again.
-    func receive() async -> WebSocketInboundEvent
+    /// The next complete message, or `nil` once the peer closed, the connection broke, ``close(code:reason:)`` or
+    /// ``abort()`` ended reading. Reads nothing from the socket before it is called (backpressure).
+    ///
+    /// - Throws: when the peer broke the WebSocket protocol (for example a text frame that is not UTF-8). The
+    ///   connection is over either way.
+    func receive() async throws -> WebSocketMessage?
 
-    /// Sends a message. Throws ``WebSocketSeamError/notConnected`` after the connection has ended.
+    /// Sends a message. Throws ``WebSocketSeamError/notConnected`` once the connection is closing or has ended.
     func send(_ message: WebSocketMessage) async throws
 
-    /// Starts the closing handshake with `code` and `reason` (or ends the transport if the handshake cannot run).
-    /// Returns once the connection is closed; `receive()` then yields `.closed` with `initiatedLocally == true`.
+    /// Sends a close frame with `code` and `reason`. The handshake completes when the scope's closure returns,
+    /// waiting at most the connector's close timeout for the peer's answer.
     func close(code: UInt16, reason: String) async
+
+    /// Drops the connection now, without a closing handshake: the link is known to be dead, and waiting for the
+    /// peer would only delay the reconnect. A pending `receive()` returns `nil` promptly.
+    func abort()
 }
 
 /// Opens WebSocket connections. Transports take one of these so tests can substitute a fake server.
+///
+/// Implementations: ``NIOWebSocketConnector`` (swift-websocket `WSClient`, Linux and Apple), `URLSessionWebSocketConnector`
+/// (Apple platforms) and the scripted fake server in `RealtimeTesting`.
 public protocol WebSocketConnector: Sendable {
-    /// Opens a connection and returns once the upgrade has completed.
+    /// Opens a connection, runs `body` with it, and ends the connection when `body` returns or throws.
     ///
-    /// - Throws: ``WebSocketSeamError`` when the connection or the upgrade fails.
-    func connect(_ request: WebSocketRequest) async throws -> any WebSocketConnection
+    /// After `body` returns, a closing handshake (started by `body` or, if it did not, with 1000) waits at most the
+    /// connector's close timeout for the peer; after ``WebSocketConnection/abort()`` nothing is awaited.
+    ///
+    /// - Returns: what `body` returned, and how the connection ended.
+    /// - Throws: ``WebSocketSeamError`` when the connection or the upgrade fails (then `body` never runs), or what
+    ///   `body` threw, or `CancellationError`.
+    func withConnection<Value: Sendable>(
+        _ request: WebSocketRequest,
+        _ body: @Sendable (any WebSocketConnection) async throws -> Value
+    ) async throws -> WebSocketScopeResult<Value>
+}
+
+/// What ``WebSocketConnector/withConnection(_:_:)`` returns: the closure's value and how the connection ended.
+public struct WebSocketScopeResult<Value: Sendable>: Sendable {
+    /// What the closure returned.
+    public var value: Value
+    /// How the connection ended (the peer's close frame, a local close, an abort or a transport failure).
+    public var close: WebSocketCloseInfo
+
+    /// Creates a result.
+    public init(value: Value, close: WebSocketCloseInfo) {
+        self.value = value
+        self.close = close
+    }
 }
 
 /// Failures of the WebSocket seam itself (below any protocol).
@@ -38,8 +67,10 @@ public enum WebSocketSeamError: Error, Sendable, Equatable, CustomStringConverti
     case connectionFailed(String)
     /// The server refused the WebSocket upgrade (for example with an HTTP 401 or 404).
     case upgradeRejected(String)
-    /// A send was attempted on a connection that has ended.
+    /// A send was attempted on a connection that is closing or has ended.
     case notConnected
+    /// This connector cannot open connections on this platform.
+    case unsupportedPlatform(String)
 
     /// Whether the server refused the upgrade for authentication (HTTP 401 or 403). Only connectors that can read the
     /// upgrade response's status report it (as `upgradeRejected("HTTP <status>…")`); swift-websocket's `WSClient`
@@ -55,6 +86,7 @@ public enum WebSocketSeamError: Error, Sendable, Equatable, CustomStringConverti
         case .connectionFailed(let detail): "WebSocket connection failed: \(detail)"
         case .upgradeRejected(let detail): "WebSocket upgrade rejected: \(detail)"
         case .notConnected: "WebSocket is not connected"
+        case .unsupportedPlatform(let detail): "WebSocket connections are unsupported on this platform: \(detail)"
         }
     }
 }

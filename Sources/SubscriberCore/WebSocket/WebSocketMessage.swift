@@ -15,7 +15,7 @@ public struct WebSocketCloseInfo: Sendable, Equatable, CustomStringConvertible {
     public var code: UInt16?
     /// The close reason from the peer's close frame, or a description of the transport failure.
     public var reason: String
-    /// Whether the close was started by this side (``WebSocketConnection/close(code:reason:)``).
+    /// Whether the close was started by this side (``WebSocketConnection/close(code:reason:)`` or ``WebSocketConnection/abort()``).
     public var initiatedLocally: Bool
 
     /// Creates close information.
@@ -32,12 +32,4 @@ public struct WebSocketCloseInfo: Sendable, Equatable, CustomStringConvertible {
         let who = initiatedLocally ? "local" : "remote"
         return reason.isEmpty ? "\(effectiveCode) (\(who))" : "\(effectiveCode) \(reason) (\(who))"
     }
-}
-
-/// What ``WebSocketConnection/receive()`` yields: a message, or the end of the connection.
-public enum WebSocketInboundEvent: Sendable, Equatable {
-    /// A data message from the peer.
-    case message(WebSocketMessage)
-    /// The connection has ended; every later `receive()` returns this again.
-    case closed(WebSocketCloseInfo)
 }

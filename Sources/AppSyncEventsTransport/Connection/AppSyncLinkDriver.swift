@@ -1,0 +1,187 @@
+import Foundation
+import Logging
+import SubscriberCore
+
+/// The AppSync Events half of one link: parses each frame once and routes it through ``AppSyncState``. `data` frames
+/// are the hot path: only `type`, `id` and `event` are read, and the event string is sliced (or unescaped once) straight
+/// into the payload, then yielded to the consumer's stream from the reading task.
+struct AppSyncLinkDriver: LinkDriver {
+    let id: Int
+    let state: AppSyncState
+    let defaultKeepAliveTimeout: Duration
+    let logger: Logger
+
+    func handshakeMessages() -> [WebSocketMessage] { [.text(AppSyncOutboundMessage.connectionInit)] }
+
+    func handleHandshakeFrame(_ message: WebSocketMessage) -> LinkHandshakeStep {
+        withBytes(message) { bytes in
+            guard let envelope = try? JSONEnvelope(scanning: bytes), let type = envelope.string("type", in: bytes) else {
+                logger.warning("ignored a malformed frame during the handshake")
+                return .pending
+            }
+            switch type {
+            case "connection_ack":
+                return .acknowledged(.serverKeepAlive(keepAliveTimeout(envelope, bytes)))
+            case "connection_error":
+                let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: Data(bytes)), type: type)
+                logger.warning("connection_error", metadata: ["errorType": "\(error.errorType)"])
+                let end: LinkEnd =
+                    error.isAuthFailure
+                    ? .authRejected("\(error.errorType): \(error.message ?? "")")
+                    : .serverError(errorType: error.errorType, message: error.message)
+                return .fail(end, closeCode: 1000, reason: "connection_error")
+            default:
+                return .pending
+            }
+        }
+    }
+
+    func linkOpened(_ control: LinkControl) { state.linkOpened(id, control: control) }
+
+    func handleFrame(_ message: WebSocketMessage) -> LinkFrameStep {
+        withBytes(message) { handle($0) }
+    }
+
+    func pendingMessages() -> [WebSocketMessage] { state.pendingMessages(on: id) }
+
+    func pingMessage() -> WebSocketMessage? { nil }
+
+    func timerFired(_ token: Int) { state.timerFired(token, on: id) }
+
+    func rotationDue() { state.rotationDue(from: id) }
+
+    // MARK: Frames
+
+    private func withBytes<R>(_ message: WebSocketMessage, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        switch message {
+        case .text(let text): text.withContiguousUTF8(body)
+        case .binary(let data): data.withUnsafeBytes { body($0.bindMemory(to: UInt8.self)) }
+        }
+    }
+
+    private func handle(_ bytes: UnsafeBufferPointer<UInt8>) -> LinkFrameStep {
+        let envelope: JSONEnvelope
+        do {
+            envelope = try JSONEnvelope(scanning: bytes)
+        } catch {
+            logger.warning("ignored a malformed frame", metadata: ["error": "\(error)"])
+            return .handled
+        }
+        guard let type = envelope.string("type", in: bytes) else {
+            logger.warning("ignored a frame without type")
+            return .handled
+        }
+        let messageID = envelope.string("id", in: bytes)
+        switch type {
+        case "data":
+            guard let messageID else {
+                logger.warning("ignored a data frame without id")
+                return .handled
+            }
+            guard let event = envelope.member("event", in: bytes), let payloads = payloads(of: event, in: bytes) else {
+                logger.warning("an event could not be read", metadata: ["id": "\(messageID)"])
+                state.undecodable(id: messageID, on: id)
+                return .handled
+            }
+            for payload in payloads {
+                state.routeData(payload, id: messageID, on: id)?.yield(.payload(payload))
+            }
+            return .handled
+        case "ka", "connection_ack":
+            return .handled
+        default:
+            return handleControl(type, messageID: messageID, frame: Data(bytes))
+        }
+    }
+
+    /// The `event` value: a JSON-encoded string (the protocol), or, tolerated, an array of them or a bare object.
+    /// `nil` when it cannot be read.
+    private func payloads(of event: JSONEnvelope.Member, in bytes: UnsafeBufferPointer<UInt8>) -> [RealtimePayload]? {
+        switch event.kind {
+        case .string:
+            if !event.valueHasEscapes { return [RealtimePayload(json: Data(UnsafeBufferPointer(rebasing: bytes[event.value])))] }
+            guard let json = try? JSONEnvelope.unescape(bytes, event.value) else { return nil }
+            return [RealtimePayload(json: json)]
+        case .array:
+            let slice = Data(UnsafeBufferPointer(rebasing: bytes[event.value]))
+            guard let strings = try? JSONDecoder().decode([String].self, from: slice) else { return nil }
+            return strings.map { RealtimePayload(json: Data($0.utf8)) }
+        case .object:
+            return [RealtimePayload(json: Data(UnsafeBufferPointer(rebasing: bytes[event.value])))]
+        case .number, .literal:
+            return nil
+        }
+    }
+
+    private func keepAliveTimeout(_ envelope: JSONEnvelope, _ bytes: UnsafeBufferPointer<UInt8>) -> Duration {
+        // The service puts connectionTimeoutMs at the top level; accept it under payload too. Absurd values (zero,
+        // negative, non-numeric, beyond a day) fall back to the default rather than disarming the watchdog.
+        func milliseconds(_ data: Data?) -> Int? {
+            guard let data, let value = Int(String(decoding: data, as: UTF8.self)), value > 0, value <= 86_400_000 else { return nil }
+            return value
+        }
+        if let value = milliseconds(try? envelope.valueBytes("connectionTimeoutMs", in: bytes)) {
+            return .milliseconds(value)
+        }
+        if let payload = envelope.member("payload", in: bytes), payload.kind == .object {
+            let slice = UnsafeBufferPointer(rebasing: bytes[payload.value])
+            if let inner = try? JSONEnvelope(scanning: slice), let value = milliseconds(try? inner.valueBytes("connectionTimeoutMs", in: slice)) {
+                return .milliseconds(value)
+            }
+        }
+        return defaultKeepAliveTimeout
+    }
+
+    private func handleControl(_ type: String, messageID: String?, frame: Data) -> LinkFrameStep {
+        switch type {
+        case "subscribe_success":
+            if let messageID { state.subscriptionConfirmed(messageID, on: id) }
+        case "subscribe_error":
+            guard let messageID else { return .handled }
+            let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: frame), type: type)
+            state.subscriptionRejected(messageID, error: error.subscriptionError)
+        case "unsubscribe_success", "unsubscribe_error":
+            if let messageID { state.unsubscribed(messageID, on: id) }
+        case "publish_success":
+            guard let messageID else { return .handled }
+            struct Reply: Decodable {
+                var successful: [PublishedEvent]?
+                var failed: [FailedEvent]?
+            }
+            do {
+                let reply = try JSONDecoder().decode(Reply.self, from: frame)
+                state.completePublish(messageID, .success(PublishResult(successful: reply.successful ?? [], failed: reply.failed ?? [])))
+            } catch {
+                state.completePublish(messageID, .failure(.protocolViolation("malformed publish_success: \(error)")))
+            }
+        case "publish_error":
+            guard let messageID else { return .handled }
+            let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: frame), type: type)
+            state.completePublish(messageID, .failure(.publishRejected(errorType: error.errorType, message: error.message)))
+        case "broadcast_error":
+            let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: frame), type: type)
+            logger.warning("broadcast_error", metadata: ["errorType": "\(error.errorType)"])
+            state.broadcastError(id: messageID, on: id)
+        case "connection_error":
+            let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: frame), type: type)
+            logger.warning("connection_error", metadata: ["errorType": "\(error.errorType)"])
+            let end: LinkEnd =
+                error.isAuthFailure
+                ? .authRejected("\(error.errorType): \(error.message ?? "")")
+                : .serverError(errorType: error.errorType, message: error.message)
+            return .close(end, code: 1000, reason: "connection_error")
+        case "error":
+            let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: frame), type: type)
+            if let messageID, state.isPublish(messageID) {
+                state.completePublish(messageID, .failure(.publishRejected(errorType: error.errorType, message: error.message)))
+            } else if let messageID, state.isPendingSubscription(messageID) {
+                state.subscriptionRejected(messageID, error: error.subscriptionError)
+            } else {
+                logger.warning("server error", metadata: ["errorType": "\(error.errorType)", "message": "\(error.message ?? "")"])
+            }
+        default:
+            logger.debug("ignored an unknown message type", metadata: ["type": "\(type)"])
+        }
+        return .handled
+    }
+}

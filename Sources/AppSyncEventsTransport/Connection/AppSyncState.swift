@@ -1,0 +1,384 @@
+import Foundation
+import Logging
+import SubscriberCore
+
+/// Everything an ``AppSyncEventsTransport`` knows about its subscriptions, links, rotation and publishes, behind one
+/// lock: the transport's actor and its links' reader tasks reach it synchronously, so an event goes from the socket to
+/// the consumer's stream without an actor hop. Every method decides under the lock and acts (yields, wakes, closes)
+/// after releasing it.
+final class AppSyncState: Sendable {
+    struct Values {
+        var subscriptions: [String: AppSyncSubscription] = [:]
+        var nextSequence = 0
+        var links: [Int: AppSyncLinkRecord] = [:]
+        var primary: Int?
+        var rotation: AppSyncRotation?
+        var publishes: [String: AppSyncPendingPublish] = [:]
+    }
+
+    /// The timer token for the end of the post-rotation grace period.
+    static let overlapExpiryToken = 1
+    /// The timer token for the rotation deadline.
+    static let rotationDeadlineToken = 2
+
+    let values = Locked(Values())
+    private let stopFlag = Locked(false)
+    let wallClock: WallClock
+    let margin: TimeInterval
+    let rotationTimeout: Duration
+    let states: ConnectionStateBroadcaster
+    let requests: AsyncStream<SupervisorRequest>.Continuation
+    let logger: Logger
+
+    init(
+        wallClock: WallClock, margin: Duration, rotationTimeout: Duration, states: ConnectionStateBroadcaster,
+        requests: AsyncStream<SupervisorRequest>.Continuation, logger: Logger
+    ) {
+        self.wallClock = wallClock
+        let (seconds, attoseconds) = margin.components
+        self.margin = TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+        self.rotationTimeout = rotationTimeout
+        self.states = states
+        self.requests = requests
+        self.logger = logger
+    }
+
+    /// Runs `body` under the lock, then performs the effects it collected.
+    func update<R>(_ body: (inout Values, inout [AppSyncEffect]) -> R) -> R {
+        var effects: [AppSyncEffect] = []
+        let result = values.withLock { body(&$0, &effects) }
+        perform(effects)
+        return result
+    }
+
+    func perform(_ effects: [AppSyncEffect]) {
+        for effect in effects {
+            switch effect {
+            case .yield(let sink, let event): sink.yield(event)
+            case .loss(let sink, let count, let reason): sink.reportLoss(count: count, reason: reason)
+            case .finish(let sink, let error): sink.finish(throwing: error)
+            case .wake(let control): control.wake()
+            case .close(let control, let end, let reason): control.close(end, reason: reason)
+            case .request(let request): requests.yield(request)
+            case .reply(let signal, let result): signal.fire(result)
+            case .schedule(let control, let delay, let token): control.schedule(after: delay, token: token)
+            }
+        }
+    }
+
+    var wantsConnection: Bool { values.withLock { !$0.subscriptions.isEmpty || !$0.publishes.isEmpty } }
+
+    // MARK: Subscriptions
+
+    /// Registers a subscription and sends it where it belongs.
+    func add(id: String, channel: String, sink: SubscriptionSink) {
+        update { values, effects in
+            var record = AppSyncSubscription(id: id, channel: channel, sequence: values.nextSequence, sink: sink)
+            values.nextSequence += 1
+            if let primary = values.primary, let control = values.links[primary]?.control {
+                record.deliveringOn = primary
+                effects.append(.wake(control))
+            }
+            if let to = values.rotation?.to, let control = values.links[to]?.control {
+                record.rotationTarget = to
+                effects.append(.wake(control))
+            }
+            values.subscriptions[id] = record
+            effects.append(.request(.demandChanged))
+        }
+    }
+
+    /// The consumer stopped: unsubscribe on the wire, and close the connection if nothing else needs it.
+    func cancel(_ id: String) {
+        update { values, effects in
+            guard let record = values.subscriptions.removeValue(forKey: id) else { return }
+            for link in [record.deliveringOn, record.rotationTarget].compactMap({ $0 }) where values.links[link]?.subscribed.contains(id) == true {
+                values.links[link]?.unsubscribeQueue.append(id)
+                if let control = values.links[link]?.control { effects.append(.wake(control)) }
+            }
+            rotationProgress(&values, &effects)
+            closeIfIdle(&values, &effects)
+        }
+    }
+
+    /// Ends every subscription and publish (disconnect or a final failure).
+    func endAll(error: RealtimeError?) {
+        update { values, effects in
+            for record in values.subscriptions.values { effects.append(.finish(record.sink, error)) }
+            for publish in values.publishes.values {
+                effects.append(.reply(publish.reply, .failure(error ?? .disconnected)))
+            }
+            values = Values(nextSequence: values.nextSequence)
+        }
+    }
+
+    /// Whether the transport stopped for good (signed out, session expired, the policy gave up).
+    var stopped: Bool { stopFlag.withLock { $0 } }
+
+    /// Stops for good: every stream ends with `error`; the next subscribe starts a new state.
+    func stop(error: RealtimeError) {
+        stopFlag.withLock { $0 = true }
+        endAll(error: error)
+    }
+
+    func closeIfIdle(_ values: inout Values, _ effects: inout [AppSyncEffect]) {
+        guard values.subscriptions.isEmpty, values.publishes.isEmpty, values.rotation == nil else { return }
+        for (_, link) in values.links {
+            if let control = link.control { effects.append(.close(control, .requested, "idle")) }
+        }
+    }
+
+    // MARK: Publishes
+
+    func addPublish(id: String, channel: String, events: [String], reply: OneShotSignal<Result<PublishResult, RealtimeError>>) {
+        update { values, effects in
+            values.publishes[id] = AppSyncPendingPublish(channel: channel, events: events, reply: reply)
+            if let primary = values.primary, let control = values.links[primary]?.control { effects.append(.wake(control)) }
+            effects.append(.request(.demandChanged))
+        }
+    }
+
+    func completePublish(_ id: String, _ result: Result<PublishResult, RealtimeError>) {
+        update { values, effects in
+            guard let publish = values.publishes.removeValue(forKey: id) else { return }
+            effects.append(.reply(publish.reply, result))
+            closeIfIdle(&values, &effects)
+        }
+    }
+
+    // MARK: Links
+
+    func linkCreated(_ id: Int, authorizer: AppSyncAuthorizer) {
+        values.withLock { $0.links[id] = AppSyncLinkRecord(authorizer: authorizer) }
+    }
+
+    /// A link was acknowledged: the first (or a reconnect) becomes primary; during a rotation it is the target.
+    func linkOpened(_ id: Int, control: LinkControl) {
+        update { values, effects in
+            values.links[id]?.control = control
+            if let rotation = values.rotation, rotation.to == nil, values.primary == rotation.from, values.primary != nil {
+                values.rotation?.to = id
+                effects.append(.schedule(control, rotationTimeout, Self.rotationDeadlineToken))
+                for key in values.subscriptions.keys {
+                    values.subscriptions[key]?.clearRotation()
+                    values.subscriptions[key]?.rotationTarget = id
+                }
+                rotationProgress(&values, &effects)
+            } else if values.primary == nil {
+                values.primary = id
+                for key in values.subscriptions.keys {
+                    values.subscriptions[key]?.deliveringOn = id
+                    values.subscriptions[key]?.isLive = false
+                }
+                states.update(.connected)
+            } else {
+                // A stray successor after the rotation was given up.
+                effects.append(.close(control, .requested, "rotation abandoned"))
+            }
+            effects.append(.wake(control))
+        }
+    }
+
+    /// What link `id` must send now.
+    func pendingMessages(on id: Int) -> [WebSocketMessage] {
+        let (authorizer, subscribes, unsubscribes, publishes): (AppSyncAuthorizer?, [(String, String)], [String], [(String, String, [String])]) =
+            values.withLock { values in
+                guard var link = values.links[id], link.control != nil else { return (nil, [], [], []) }
+                let isPrimary = values.primary == id
+                let isTarget = values.rotation?.to == id
+                var subscribes: [(String, String)] = []
+                for record in values.subscriptions.values.sorted(by: { $0.sequence < $1.sequence })
+                where !link.subscribed.contains(record.id)
+                    && ((isPrimary && record.deliveringOn == id) || (isTarget && record.rotationTarget == id))
+                {
+                    subscribes.append((record.id, record.channel))
+                    link.subscribed.insert(record.id)
+                }
+                let unsubscribes = link.unsubscribeQueue
+                for unsubscribed in unsubscribes { link.subscribed.remove(unsubscribed) }
+                link.unsubscribeQueue = []
+                var publishes: [(String, String, [String])] = []
+                if isPrimary {
+                    for (publishID, publish) in values.publishes where publish.sentOn == nil {
+                        values.publishes[publishID]?.sentOn = id
+                        publishes.append((publishID, publish.channel, publish.events))
+                    }
+                }
+                values.links[id] = link
+                return (link.authorizer, subscribes, unsubscribes, publishes)
+            }
+        guard let authorizer else { return [] }
+        var messages: [WebSocketMessage] = []
+        for (subscriptionID, channel) in subscribes {
+            let body = AppSyncOutboundMessage.subscribeSigningBody(channel: channel)
+            messages.append(.text(AppSyncOutboundMessage.subscribe(id: subscriptionID, channel: channel, authorization: authorizer.authorization(body: body))))
+        }
+        for subscriptionID in unsubscribes { messages.append(.text(AppSyncOutboundMessage.unsubscribe(id: subscriptionID))) }
+        for (publishID, channel, events) in publishes {
+            let body = AppSyncOutboundMessage.publishBody(channel: channel, events: events)
+            messages.append(.text(AppSyncOutboundMessage.publish(id: publishID, channel: channel, events: events, authorization: authorizer.authorization(body: body))))
+        }
+        return messages
+    }
+
+    /// The primary link reached its rotation lead: open a replacement.
+    func rotationDue(from id: Int) {
+        update { values, effects in
+            guard values.primary == id, values.rotation == nil, !values.subscriptions.isEmpty else { return }
+            logger.info("rotating the connection before its maximum duration")
+            values.rotation = AppSyncRotation(from: id)
+            effects.append(.request(.rotate))
+        }
+    }
+
+    /// A link ended: what it means for the connection, and the gap for its subscriptions.
+    func linkEnded(_ id: Int, report: LinkReport) -> LinkLoss {
+        update { values, effects in
+            values.links.removeValue(forKey: id)
+            failPublishes(sentOn: id, report: report, &values, &effects)
+            if let rotation = values.rotation, rotation.from != id, rotation.to == id || rotation.to == nil {
+                // The replacement failed: keep the old connection (the service ends it at its maximum duration).
+                logger.warning("rotation could not open a new connection; keeping the old one", metadata: ["reason": "\(report.end)"])
+                abortRotation(&values, &effects)
+                return .replaced
+            }
+            if values.rotation?.from == id {
+                if salvageRotation(&values, &effects) { return .replaced }
+                abortRotation(&values, &effects)
+            }
+            if let primary = values.primary, primary != id {
+                // An old link after a cut-over.
+                return .replaced
+            }
+            if values.primary == id { values.primary = nil }
+            let lostAt = report.lastReceived.map { $0.addingTimeInterval(-margin) } ?? wallClock.now()
+            for key in values.subscriptions.keys {
+                guard var subscription = values.subscriptions[key] else { continue }
+                if subscription.isLive || subscription.everLive {
+                    subscription.interruptedAt = min(subscription.interruptedAt ?? lostAt, lostAt)
+                }
+                subscription.isLive = false
+                subscription.deliveringOn = nil
+                subscription.clearRotation()
+                subscription.overlapLog = []
+                values.subscriptions[key] = subscription
+            }
+            return .lost(reconnectEnding(report))
+        }
+    }
+
+    private func reconnectEnding(_ report: LinkReport) -> ReconnectBookkeeping.Ending {
+        switch report.end {
+        case .requested: .requested
+        case .authRejected(let detail): .authRejected(detail)
+        case .openFailed(let detail, authRejected: true): .authRejected(detail)
+        // AppSync defines no fatal close codes: the service closes with 1000 even on failure.
+        default: .retryable
+        }
+    }
+
+    private func failPublishes(sentOn id: Int, report: LinkReport, _ values: inout Values, _ effects: inout [AppSyncEffect]) {
+        for (publishID, publish) in values.publishes where publish.sentOn == id {
+            values.publishes[publishID] = nil
+            effects.append(.reply(publish.reply, .failure(report.end.error(close: report.close))))
+        }
+    }
+
+    // MARK: Frames (the link's reader calls these)
+
+    /// A `data` frame: the hot path. Returns the sink to deliver `payload` to directly, or `nil` when the state
+    /// handled it (buffered for a rotation, a duplicate, or an unknown id).
+    func routeData(_ payload: RealtimePayload, id: String, on link: Int) -> SubscriptionSink? {
+        values.withLock { values -> SubscriptionSink? in
+            guard let record = values.subscriptions[id] else { return nil }
+            if record.deliveringOn == link {
+                if record.rotationTarget != nil {
+                    values.subscriptions[id]?.overlapLog.append(payload.json)
+                } else if !record.overlapLog.isEmpty, values.subscriptions[id]?.consumeOverlap(payload.json) == true {
+                    return nil
+                }
+                return record.sink
+            }
+            if record.rotationTarget == link {
+                values.subscriptions[id]?.rotationBuffer.append(payload)
+            }
+            return nil
+        }
+    }
+
+    /// An event of subscription `id` could not be read.
+    func undecodable(id: String, on link: Int) {
+        let sink = values.withLock { values in values.subscriptions[id].flatMap { $0.deliveringOn == link ? $0.sink : nil } }
+        sink?.reportLoss(count: 1, reason: .undecodable)
+    }
+
+    /// `broadcast_error`: the server could not deliver to this subscription.
+    func broadcastError(id: String?, on link: Int) {
+        let sinks = values.withLock { values in
+            values.subscriptions.values.filter { ($0.id == id || id == nil) && $0.deliveringOn == link }.map(\.sink)
+        }
+        for sink in sinks { sink.reportLoss(count: 1, reason: .serverError) }
+    }
+
+    func subscriptionConfirmed(_ id: String, on link: Int) {
+        update { values, effects in
+            guard var record = values.subscriptions[id] else { return }
+            if record.rotationTarget == link {
+                record.rotationLive = true
+                values.subscriptions[id] = record
+                rotationProgress(&values, &effects)
+                return
+            }
+            guard record.deliveringOn == link, !record.isLive else { return }
+            record.isLive = true
+            if let start = record.interruptedAt {
+                record.interruptedAt = nil
+                effects.append(.yield(record.sink, .resumed(gap: GapWindow(start: start, end: wallClock.now()))))
+            } else if !record.everLive {
+                effects.append(.yield(record.sink, .live))
+            }
+            record.everLive = true
+            values.subscriptions[id] = record
+        }
+    }
+
+    func subscriptionRejected(_ id: String, error: RealtimeError) {
+        update { values, effects in
+            guard let record = values.subscriptions.removeValue(forKey: id) else { return }
+            logger.warning("subscription rejected", metadata: ["channel": "\(record.channel)", "error": "\(error)"])
+            effects.append(.finish(record.sink, error))
+            rotationProgress(&values, &effects)
+            closeIfIdle(&values, &effects)
+        }
+    }
+
+    /// Whether `id` names a subscription not yet live (so a generic `error` for it is a rejection).
+    func isPendingSubscription(_ id: String) -> Bool {
+        values.withLock { $0.subscriptions[id].map { !$0.isLive } ?? false }
+    }
+
+    func isPublish(_ id: String) -> Bool { values.withLock { $0.publishes[id] != nil } }
+
+    func unsubscribed(_ id: String, on link: Int) {
+        update { values, effects in
+            guard values.rotation?.from == link, values.rotation?.awaitingUnsubscribe != nil else { return }
+            values.rotation?.awaitingUnsubscribe?.remove(id)
+            if values.rotation?.awaitingUnsubscribe?.isEmpty == true { finalizeRotation(&values, &effects) }
+        }
+    }
+
+    func timerFired(_ token: Int, on link: Int) {
+        update { values, effects in
+            switch token {
+            case Self.overlapExpiryToken:
+                for key in values.subscriptions.keys { values.subscriptions[key]?.overlapLog = [] }
+            case Self.rotationDeadlineToken:
+                guard values.rotation?.to == link else { return }
+                logger.warning("rotation did not complete in time; cutting over anyway")
+                finalizeRotation(&values, &effects)
+            default:
+                break
+            }
+        }
+    }
+}

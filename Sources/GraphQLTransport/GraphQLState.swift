@@ -1,0 +1,225 @@
+import Foundation
+import Logging
+import SubscriberCore
+
+/// Everything a ``GraphQLTransport`` knows about its subscriptions and its link, behind one lock, so the link's reader
+/// delivers `next` payloads without an actor hop. Decisions are made under the lock; yields and wakes after it.
+final class GraphQLState: Sendable {
+    struct Values {
+        var subscriptions: [String: GraphQLSubscriptionRecord] = [:]
+        var nextSequence = 0
+        var linkID: Int?
+        var control: LinkControl?
+        var completeQueue: [String] = []
+    }
+
+    /// The timer token for the idle close; confirmation timers use the subscription's sequence number (≥ 0).
+    static let idleToken = -1
+
+    let values = Locked(Values())
+    private let stopFlag = Locked(false)
+    let configuration: GraphQLTransportConfiguration
+    let wallClock: WallClock
+    let margin: TimeInterval
+    let states: ConnectionStateBroadcaster
+    let requests: AsyncStream<SupervisorRequest>.Continuation
+    let logger: Logger
+
+    init(
+        configuration: GraphQLTransportConfiguration, wallClock: WallClock, states: ConnectionStateBroadcaster,
+        requests: AsyncStream<SupervisorRequest>.Continuation, logger: Logger
+    ) {
+        self.configuration = configuration
+        self.wallClock = wallClock
+        let (seconds, attoseconds) = configuration.gapSafetyMargin.components
+        self.margin = TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+        self.states = states
+        self.requests = requests
+        self.logger = logger
+    }
+
+    private enum Effect {
+        case yield(SubscriptionSink, SubscriptionEvent)
+        case finish(SubscriptionSink, (any Error)?)
+        case wake(LinkControl)
+        case close(LinkControl)
+        case schedule(LinkControl, Duration, Int)
+        case request(SupervisorRequest)
+    }
+
+    private func update<R>(_ body: (inout Values, inout [Effect]) -> R) -> R {
+        var effects: [Effect] = []
+        let result = values.withLock { body(&$0, &effects) }
+        for effect in effects {
+            switch effect {
+            case .yield(let sink, let event): sink.yield(event)
+            case .finish(let sink, let error): sink.finish(throwing: error)
+            case .wake(let control): control.wake()
+            case .close(let control): control.close(.requested, reason: "idle")
+            case .schedule(let control, let delay, let token): control.schedule(after: delay, token: token)
+            case .request(let request): requests.yield(request)
+            }
+        }
+        return result
+    }
+
+    var wantsConnection: Bool { values.withLock { !$0.subscriptions.isEmpty } }
+    var stopped: Bool { stopFlag.withLock { $0 } }
+
+    // MARK: Subscriptions
+
+    func add(id: String, operation: GraphQLOperation, sink: SubscriptionSink) {
+        update { values, effects in
+            values.subscriptions[id] = GraphQLSubscriptionRecord(id: id, operation: operation, sequence: values.nextSequence, sink: sink)
+            values.nextSequence += 1
+            if let control = values.control { effects.append(.wake(control)) }
+            effects.append(.request(.demandChanged))
+        }
+    }
+
+    func cancel(_ id: String) {
+        update { values, effects in
+            guard let record = values.subscriptions.removeValue(forKey: id) else { return }
+            if let link = record.sentOn, link == values.linkID, let control = values.control {
+                values.completeQueue.append(id)
+                effects.append(.wake(control))
+            }
+            scheduleIdleClose(&values, &effects)
+        }
+    }
+
+    private func scheduleIdleClose(_ values: inout Values, _ effects: inout [Effect]) {
+        guard values.subscriptions.isEmpty, let control = values.control else { return }
+        if configuration.idleCloseDelay > .zero {
+            effects.append(.schedule(control, configuration.idleCloseDelay, Self.idleToken))
+        } else {
+            effects.append(.close(control))
+        }
+    }
+
+    func endAll(error: (any Error)?) {
+        update { values, effects in
+            for record in values.subscriptions.values { effects.append(.finish(record.sink, error)) }
+            values.subscriptions = [:]
+        }
+    }
+
+    func stop(error: RealtimeError) {
+        stopFlag.withLock { $0 = true }
+        endAll(error: error)
+    }
+
+    // MARK: The link
+
+    func linkOpened(_ id: Int, control: LinkControl) {
+        update { values, effects in
+            values.linkID = id
+            values.control = control
+            values.completeQueue = []
+            states.update(.connected)
+            effects.append(.wake(control))
+        }
+    }
+
+    /// `subscribe` for everything not yet sent on the link (same ids after a reconnect), and `complete` for what ended.
+    func pendingMessages(on id: Int) -> [WebSocketMessage] {
+        var messages: [WebSocketMessage] = []
+        update { values, effects in
+            guard values.linkID == id, let control = values.control else { return }
+            for complete in values.completeQueue { messages.append(.text(GraphQLOutboundMessage.complete(id: complete))) }
+            values.completeQueue = []
+            for record in values.subscriptions.values.sorted(by: { $0.sequence < $1.sequence }) where record.sentOn != id {
+                values.subscriptions[record.id]?.sentOn = id
+                messages.append(.text(GraphQLOutboundMessage.subscribe(id: record.id, operation: record.operation)))
+                effects.append(.schedule(control, configuration.liveConfirmationWindow, record.sequence))
+            }
+        }
+        return messages
+    }
+
+    /// The hot path: a `next` payload for `id`. Confirms the subscription first if this is its first event.
+    func deliver(_ payload: RealtimePayload, to id: String, on link: Int) {
+        let sink = values.withLock { values -> SubscriptionSink? in
+            guard let record = values.subscriptions[id], record.sentOn == link else { return nil }
+            return record.isLive ? record.sink : nil
+        }
+        if let sink {
+            sink.yield(.payload(payload))
+            return
+        }
+        confirm(id, on: link)
+        values.withLock { values in values.subscriptions[id].flatMap { $0.sentOn == link ? $0.sink : nil } }?.yield(.payload(payload))
+    }
+
+    /// The subscription is live on `link`: report `live` the first time, `resumed(gap:)` after an interruption.
+    func confirm(_ id: String, on link: Int) {
+        update { values, effects in
+            guard var record = values.subscriptions[id], record.sentOn == link, !record.isLive else { return }
+            record.isLive = true
+            if let start = record.interruptedAt {
+                record.interruptedAt = nil
+                effects.append(.yield(record.sink, .resumed(gap: GapWindow(start: start, end: wallClock.now()))))
+            } else if !record.everLive {
+                effects.append(.yield(record.sink, .live))
+            }
+            record.everLive = true
+            values.subscriptions[id] = record
+        }
+    }
+
+    func timerFired(_ token: Int, on link: Int) {
+        if token == Self.idleToken {
+            update { values, effects in
+                guard values.subscriptions.isEmpty, values.linkID == link, let control = values.control else { return }
+                effects.append(.close(control))
+            }
+            return
+        }
+        let id = values.withLock { values in values.subscriptions.values.first { $0.sequence == token }?.id }
+        if let id { confirm(id, on: link) }
+    }
+
+    /// The server ended the operation: with `error` (`errors` set) or `complete`.
+    func ended(_ id: String, errorsJSON: String?) {
+        update { values, effects in
+            guard let record = values.subscriptions.removeValue(forKey: id) else { return }
+            if let errorsJSON {
+                logger.warning("subscription ended with errors", metadata: ["id": "\(id)"])
+                effects.append(.finish(record.sink, RealtimeError.graphQLErrors(errorsJSON)))
+            } else {
+                effects.append(.finish(record.sink, nil))
+            }
+            scheduleIdleClose(&values, &effects)
+        }
+    }
+
+    /// The link ended: every subscription stops being live; the gap starts at the link's last frame.
+    func linkEnded(_ id: Int, report: LinkReport) -> LinkLoss {
+        update { values, _ in
+            if values.linkID == id {
+                values.linkID = nil
+                values.control = nil
+                values.completeQueue = []
+            }
+            let lostAt = report.lastReceived.map { $0.addingTimeInterval(-margin) } ?? wallClock.now()
+            for key in values.subscriptions.keys {
+                guard var record = values.subscriptions[key] else { continue }
+                if record.everLive { record.interruptedAt = min(record.interruptedAt ?? lostAt, lostAt) }
+                record.sentOn = nil
+                record.isLive = false
+                values.subscriptions[key] = record
+            }
+            return .lost(reconnectEnding(report, hasSubscriptions: !values.subscriptions.isEmpty))
+        }
+    }
+
+    private func reconnectEnding(_ report: LinkReport, hasSubscriptions: Bool) -> ReconnectBookkeeping.Ending {
+        switch report.end {
+        case .requested, .rotated: .requested
+        case .peerClosed:
+            GraphQLCloseCode.ending(for: report.close ?? WebSocketCloseInfo(code: nil), hasSubscriptions: hasSubscriptions)
+        case .openFailed(let detail, authRejected: true), .authRejected(let detail): .authRejected(detail)
+        case .openFailed, .ackTimeout, .keepAliveTimeout, .pongTimeout, .protocolViolation, .serverError: .retryable
+        }
+    }
+}

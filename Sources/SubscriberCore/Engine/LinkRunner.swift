@@ -1,0 +1,239 @@
+import Foundation
+import Logging
+
+/// Runs one link as a structured scope: open the socket through the seam, then, in one task group, the reader (every
+/// frame through the ``LinkStateMachine`` and the driver, on the reading task: no hop per frame), the timer (the one
+/// deadline the state machine computes) and the writer (what the driver has to send). The scope ends at the first
+/// ending — the server closed, the state machine declared the link dead, the driver or the transport asked — and
+/// nothing of the link outlives it.
+package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
+    package let clock: C
+    package let wallClock: WallClock
+    package let logger: Logger
+    /// How long the upgrade and then the protocol acknowledgement may each take.
+    package let ackTimeout: Duration
+    /// When to call ``LinkDriver/rotationDue()`` after the acknowledgement; `nil` never.
+    package let rotateAfter: Duration?
+
+    package init(clock: C, wallClock: WallClock, logger: Logger, ackTimeout: Duration, rotateAfter: Duration?) {
+        self.clock = clock
+        self.wallClock = wallClock
+        self.logger = logger
+        self.ackTimeout = ackTimeout
+        self.rotateAfter = rotateAfter
+    }
+
+    /// Opens a link with `request`, runs it with `driver` until it ends, and reports how.
+    package func run(id: Int, connector: any WebSocketConnector, request: WebSocketRequest, driver: any LinkDriver) async -> LinkReport {
+        let started = OneShotSignal<Void>()
+        return await withTaskGroup(of: LinkReport?.self) { group in
+            group.addTask {
+                do {
+                    let scoped = try await connector.withConnection(request) { connection in
+                        started.fire()
+                        return await scope(id: id, connection: connection, driver: driver)
+                    }
+                    var report = scoped.value
+                    report.close = scoped.close
+                    return report
+                } catch {
+                    let authRejected = (error as? WebSocketSeamError)?.isAuthenticationRejection ?? false
+                    return LinkReport(end: .openFailed(String(describing: error), authRejected: authRejected))
+                }
+            }
+            // The upgrade itself may stall (WSClient has no timeout of its own): give it the ack timeout.
+            group.addTask {
+                let opened = await race(clock: clock, deadline: clock.now.advanced(by: ackTimeout), signal: started)
+                return opened ? nil : LinkReport(end: .openFailed("no WebSocket upgrade within \(ackTimeout)", authRejected: false))
+            }
+            var result: LinkReport?
+            while let next = await group.next() {
+                guard let report = next else { continue }
+                result = result ?? report
+                group.cancelAll()
+            }
+            return result ?? LinkReport(end: .requested)
+        }
+    }
+
+    private enum Ended: Sendable {
+        case reader(LinkEnd)
+        case timer(LinkEnd)
+        case control(LinkControl.Ending)
+    }
+
+    /// The link's scope: everything here ends when the first of its tasks reports an ending.
+    private func scope(id: Int, connection: any WebSocketConnection, driver: any LinkDriver) async -> LinkReport {
+        let machine = Locked(LinkStateMachine(openedAt: clock.now, ackTimeout: ackTimeout))
+        let timerPoke = Locked(OneShotSignal<Void>())
+        let (wakes, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let controlEnding = OneShotSignal<LinkControl.Ending>()
+        let ended = OneShotSignal<Ended>()
+        let clock = clock
+        let control = LinkControl(
+            id: id, ending: controlEnding,
+            wakeWriter: { wakeContinuation.yield() },
+            scheduleTimer: { delay, token in
+                let now = clock.now
+                machine.withLock { $0.schedule(token: token, at: now.advanced(by: delay)) }
+                timerPoke.withLock { $0 }.fire()
+            })
+
+        for message in driver.handshakeMessages() {
+            do { try await connection.send(message) } catch { break }  // the reader sees the end
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await read(connection, driver, machine, control, timerPoke, ended) }
+            group.addTask { await runTimer(connection, driver, machine, timerPoke, ended) }
+            group.addTask { await write(connection, driver, wakes, ended) }
+            group.addTask {
+                guard let request = await controlEnding.wait() else { return }
+                ended.fire(.control(request))
+            }
+            let first = await ended.wait()
+            // Act on the socket before the tasks go: a close frame is sent while the writer side still works.
+            switch first {
+            case .control(.abort)?:
+                connection.abort()
+            case .control(.close(_, let code, let reason))?:
+                await connection.close(code: code, reason: reason)
+            case .reader?, .timer?, nil:
+                break
+            }
+            group.cancelAll()
+        }
+        wakeContinuation.finish()
+        let end: LinkEnd
+        switch ended.value {
+        case .reader(let reason)?, .timer(let reason)?, .control(.abort(let reason))?, .control(.close(let reason, _, _))?:
+            end = reason
+        case nil:
+            end = .requested  // the transport cancelled the scope (disconnect): the seam closes with 1000
+        }
+        let (acknowledged, lastReceived, receivedAnything) = machine.withLock { machine in
+            machine.end()
+            return (machine.wasAcknowledged, machine.lastReceived, machine.receivedAnything)
+        }
+        let wall = receivedAnything ? wallClock.now().addingTimeInterval(-seconds(lastReceived.duration(to: clock.now))) : nil
+        logger.debug("link ended", metadata: ["link": "\(id)", "end": "\(end)"])
+        return LinkReport(end: end, acknowledged: acknowledged, lastReceived: wall)
+    }
+
+    /// The reader: one frame at a time, handled where it is read.
+    private func read(
+        _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ machine: Locked<LinkStateMachine<C.Instant>>,
+        _ control: LinkControl, _ timerPoke: Locked<OneShotSignal<Void>>, _ ended: OneShotSignal<Ended>
+    ) async {
+        var open = false
+        while true {
+            let message: WebSocketMessage?
+            do {
+                message = try await connection.receive()
+            } catch {
+                if Task.isCancelled { return }
+                ended.fire(.reader(.protocolViolation("WebSocket: \(error)")))
+                return
+            }
+            guard let message else {
+                if !Task.isCancelled { ended.fire(.reader(.peerClosed)) }
+                return
+            }
+            let now = clock.now
+            machine.withLock { $0.received(at: now) }
+            if open {
+                switch driver.handleFrame(message) {
+                case .handled:
+                    continue
+                case .reply(let reply):
+                    try? await connection.send(reply)
+                case .close(let end, let code, let reason):
+                    control.close(end, code: code, reason: reason)
+                    return
+                }
+            } else {
+                switch driver.handleHandshakeFrame(message) {
+                case .pending:
+                    continue
+                case .reply(let reply):
+                    try? await connection.send(reply)
+                case .acknowledged(let liveness):
+                    let first = machine.withLock { $0.acknowledged(at: now, liveness: liveness, rotateAfter: rotateAfter) }
+                    guard first else { continue }
+                    open = true
+                    timerPoke.withLock { $0 }.fire()
+                    driver.linkOpened(control)
+                    control.wake()
+                case .fail(let end, let code, let reason):
+                    control.close(end, code: code, reason: reason)
+                    return
+                }
+            }
+        }
+    }
+
+    /// The timer: sleeps until the state machine's next deadline (or until poked because a deadline moved earlier).
+    private func runTimer(
+        _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ machine: Locked<LinkStateMachine<C.Instant>>,
+        _ timerPoke: Locked<OneShotSignal<Void>>, _ ended: OneShotSignal<Ended>
+    ) async {
+        while !Task.isCancelled {
+            let poke = OneShotSignal<Void>()
+            timerPoke.withLock { $0 = poke }
+            guard let deadline = machine.withLock({ $0.nextDeadline }) else {
+                _ = await poke.wait()
+                continue
+            }
+            guard await race(clock: clock, deadline: deadline, signal: poke) == false, !Task.isCancelled else { continue }
+            let now = clock.now
+            for action in machine.withLock({ $0.deadlineReached(at: now) }) {
+                switch action {
+                case .sendPing:
+                    if let ping = driver.pingMessage() { try? await connection.send(ping) }
+                case .rotate:
+                    driver.rotationDue()
+                case .driverTimer(let token):
+                    driver.timerFired(token)
+                case .fail(let failure):
+                    logger.warning("link is dead; aborting it", metadata: ["reason": "\(LinkEnd(failure))"])
+                    // Known dead: no closing handshake to wait for.
+                    connection.abort()
+                    ended.fire(.timer(LinkEnd(failure)))
+                    return
+                }
+            }
+        }
+    }
+
+    /// The writer: after every wake, sends what the driver has pending.
+    private func write(_ connection: any WebSocketConnection, _ driver: any LinkDriver, _ wakes: AsyncStream<Void>, _ ended: OneShotSignal<Ended>) async {
+        for await _ in wakes {
+            for message in driver.pendingMessages() {
+                do { try await connection.send(message) } catch { return }  // the reader sees the end
+            }
+        }
+    }
+
+    private func seconds(_ duration: Duration) -> TimeInterval {
+        let (whole, fraction) = duration.components
+        return TimeInterval(whole) + TimeInterval(fraction) / 1e18
+    }
+}
+
+/// Waits until `deadline` on `clock` or until `signal` fires, whichever comes first; `true` when the signal fired.
+/// Cancellation returns `true` too (the caller checks `Task.isCancelled`), so nothing acts on a cancelled wait.
+package func race<C: Clock>(clock: C, deadline: C.Instant, signal: OneShotSignal<Void>) async -> Bool where C.Duration == Duration {
+    if signal.isFired { return true }
+    return await withTaskGroup(of: Bool.self) { group in
+        group.addTask {
+            do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return true }
+            return false
+        }
+        group.addTask {
+            _ = await signal.wait()
+            return true
+        }
+        let first = await group.next() ?? true
+        group.cancelAll()
+        return first
+    }
+}
