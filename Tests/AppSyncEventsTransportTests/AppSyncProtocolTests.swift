@@ -85,6 +85,9 @@ struct AppSyncProtocolTests {
         }
         connection.emit(AppSyncHarness.dataFrame(id: id, event: #"{"ok":true}"#))
         #expect(try await probe.next() == .live)
+        // The data frame with an unreadable event for this subscription is a reported loss, not a silent one.
+        guard case .lost(let loss) = try await probe.next() else { Issue.record("expected a loss report"); return }
+        #expect(loss.count == 1 && loss.reason == .undecodable)
         #expect(try await probe.next() == .payload(RealtimePayload(json: Data(#"{"ok":true}"#.utf8))))
         #expect(!connection.isClosed)
         await harness.transport.disconnect()

@@ -54,11 +54,18 @@ struct GraphQLHarness {
         return try #require(frame["id"] as? String)
     }
 
-    /// A live subscription on an acknowledged connection.
+    /// Lets the live-confirmation window pass: a subscription without an `error` by then counts as live.
+    func passConfirmationWindow() async throws {
+        try await clock.waitForSleeper(sleeping: .seconds(2))
+        clock.advance(by: .seconds(2))
+    }
+
+    /// A live subscription on an acknowledged connection (confirmed by the window passing without an `error`).
     func live() async throws -> (SubscriptionProbe, ScriptedConnection, String) {
         let probe = await subscribe()
         let connection = try await acceptConnection()
         let id = try await Self.expectSubscribe(on: connection)
+        try await passConfirmationWindow()
         #expect(try await probe.next() == .live)
         return (probe, connection, id)
     }

@@ -6,7 +6,7 @@ import Testing
 
 @Suite("graphql-transport-ws through the scripted server")
 struct GraphQLTransportTests {
-    @Test("lazy connect, connection_init with the token, subscribe payload, live once sent on an acked connection")
+    @Test("lazy connect, connection_init with the token, subscribe payload; live once the confirmation window passes without an error")
     func handshake() async throws {
         let harness = try GraphQLHarness()
         try await Task.sleep(for: .milliseconds(10))
@@ -19,6 +19,8 @@ struct GraphQLTransportTests {
         let payload = try #require(frame["payload"] as? [String: Any])
         #expect(payload["query"] as? String == GraphQLHarness.deviceQuery.query)
         #expect(payload["variables"] as? [String: String] == ["orgId": "o-1"])
+        #expect(probe.events.isEmpty, "not live before a next or the confirmation window")
+        try await harness.passConfirmationWindow()
         #expect(try await probe.next() == .live)
         await harness.transport.disconnect()
     }
@@ -90,25 +92,30 @@ struct GraphQLTransportTests {
         await harness.transport.disconnect()
     }
 
-    @Test("client keep-alive: ping an interval after the last pong; a missing pong closes 4499 and reconnects")
+    @Test("client keep-alive: ping after an interval of silence; any frame answers it; silence after a ping aborts the link and reconnects")
     func clientKeepAlive() async throws {
         let harness = try GraphQLHarness {
             $0.pingInterval = .seconds(5)
             $0.pongTimeout = .seconds(2)
         }
         let (probe, connection, _) = try await harness.live()
-        try await harness.clock.waitForSleeper(sleeping: .seconds(5))
-        harness.clock.advance(by: .seconds(5))
+        // live() let 2 s pass; the ping is due 5 s after the ack (the last frame).
+        try await harness.clock.waitForSleeper(sleeping: .seconds(3))
+        harness.clock.advance(by: .seconds(3))
         #expect(try await connection.nextSentJSON()["type"] as? String == "ping")
         try await harness.clock.waitForSleeper(sleeping: .seconds(2))
         connection.emit(#"{"type":"pong"}"#)
-        // The next ping is due an interval after the pong (the reference client's schedule), not after the timeout.
-        try await harness.clock.waitForSleeper(sleeping: .seconds(5))
-        harness.clock.advance(by: .seconds(5))
+        try await Task.sleep(for: .milliseconds(20))
+        // The next ping is due an interval after the last frame (the pong at 5 s), not after the timeout.
+        harness.clock.advance(by: .seconds(2))
+        try await harness.clock.waitForSleeper(sleeping: .seconds(3))
+        harness.clock.advance(by: .seconds(3))
         #expect(try await connection.nextSentJSON()["type"] as? String == "ping")
         try await harness.clock.waitForSleeper(sleeping: .seconds(2))
         harness.clock.advance(by: .seconds(2))
-        #expect(try await connection.waitForClientClose().code == 4499)
+        // Known dead: dropped at once, no closing handshake to wait for.
+        _ = try await connection.waitForClientClose()
+        #expect(connection.wasAborted)
         try await harness.clock.waitForSleeper(sleeping: .seconds(10))
         harness.clock.advance(by: .seconds(10))
         let second = try await harness.acceptConnection()
@@ -117,7 +124,7 @@ struct GraphQLTransportTests {
         await harness.transport.disconnect()
     }
 
-    @Test("no ack in time: close 4504, back off, reconnect with a fresh connection_init")
+    @Test("no ack in time: abort the link, back off, reconnect with a fresh connection_init")
     func ackTimeout() async throws {
         let auth = ScriptedAuthSession(.bearerToken("jwt-1"), .bearerToken("jwt-2"))
         let harness = try GraphQLHarness(auth: auth)
@@ -126,11 +133,13 @@ struct GraphQLTransportTests {
         _ = try await first.nextSentJSON()
         try await harness.clock.waitForSleeper(sleeping: .seconds(15))
         harness.clock.advance(by: .seconds(15))
-        #expect(try await first.waitForClientClose().code == 4504)
+        _ = try await first.waitForClientClose()
+        #expect(first.wasAborted)
         try await harness.clock.waitForSleeper(sleeping: .seconds(10))
         harness.clock.advance(by: .seconds(10))
         let second = try await harness.acceptConnection(expectToken: "jwt-2")
         #expect(try await GraphQLHarness.expectSubscribe(on: second) == "op-1")
+        try await harness.passConfirmationWindow()
         #expect(try await probe.next() == .live)
         await harness.transport.disconnect()
     }
@@ -155,8 +164,10 @@ struct GraphQLTransportTests {
         harness.clock.advance(by: .seconds(10))
         let second = try await harness.acceptConnection()
         #expect(try await GraphQLHarness.expectSubscribe(on: second) == id)
+        second.emit(#"{"type":"next","id":"\#(id)","payload":{"data":{"subscribeDeviceState":{"mac":"m"}}}}"#)
         guard case .resumed(let gap) = try await probe.next() else { Issue.record("expected resumed after \(code)"); return }
-        #expect(gap.duration == 10)
+        #expect(gap.duration == 12, "10 s of backoff plus the 2 s safety margin before the last frame")
+        #expect(try await probe.next() == .payload(RealtimePayload(json: Data(#"{"mac":"m"}"#.utf8))))
         await harness.transport.disconnect()
     }
 

@@ -115,23 +115,64 @@ struct SubscriptionSinkTests {
         }
     }
 
-    @Test("a full buffer drops the oldest events and counts them", arguments: [
-        // (limit, yielded, dropped, kept)
-        (2, 5, 3, [4, 5]),
-        (2, 2, 0, [1, 2]),
-        (2, 1, 0, [1]),
-        (3, 10, 7, [8, 9, 10]),
-        (1, 4, 3, [4]),
-        (0, 4, 3, [4]),
+    private static let wall = WallClock { Date(timeIntervalSince1970: 1_700_000_000) }
+
+    @Test("a full buffer keeps the oldest events, drops the newest and reports them in the stream", arguments: [
+        // (limit, yielded, kept, lost)
+        (2, 5, [1, 2], 3),
+        (3, 10, [1, 2, 3], 7),
+        (1, 4, [1], 3),
+        (0, 4, [1], 3),
     ])
-    func bufferLimit(limit: Int, yielded: Int, dropped: Int, kept: [Int]) async throws {
-        let (stream, sink) = SubscriptionSink.make(bufferLimit: limit, label: "default/test", logger: Self.logger)
-        for n in 1...yielded {
-            #expect(sink.yield(event(n)) == true)
+    func bufferLimit(limit: Int, yielded: Int, kept: [Int], lost: Int) async throws {
+        let (stream, sink) = SubscriptionSink.make(
+            bufferLimit: limit, label: "default/test", logger: Self.logger, wallClock: Self.wall, margin: .seconds(2))
+        var iterator = stream.makeAsyncIterator()
+        for n in 1...yielded { #expect(sink.yield(event(n)) == true) }
+        // Reading frees room: the loss report takes its place behind the kept events, before anything newer.
+        var received: [SubscriptionEvent] = []
+        for _ in kept { received.append(try #require(try await iterator.next())) }
+        #expect(received == kept.map(event))
+        #expect(sink.yield(event(100)) == true)
+        let report = try #require(try await iterator.next())
+        guard case .lost(let loss) = report else {
+            Issue.record("expected a loss report, got \(report)")
+            return
         }
-        #expect(sink.droppedCount == dropped)
+        #expect(loss.count == lost)
+        #expect(loss.reason == .bufferOverflow)
+        #expect(loss.window.start == Date(timeIntervalSince1970: 1_700_000_000 - 2))
         sink.finish()
-        #expect(try await drain(stream) == kept.map(event))
+        var rest: [SubscriptionEvent] = []
+        while let next = try await iterator.next() { rest.append(next) }
+        if limit > 1 { #expect(rest == [event(100)]) }
+    }
+
+    @Test("nothing is lost when the consumer keeps up")
+    func noLossWithinTheLimit() async throws {
+        let (stream, sink) = SubscriptionSink.make(bufferLimit: 2, label: "default/test", logger: Self.logger)
+        sink.yield(event(1))
+        sink.yield(event(2))
+        sink.finish()
+        #expect(try await drain(stream) == [event(1), event(2)])
+    }
+
+    @Test("an unreadable event is reported at once, in order")
+    func undecodableIsReported() async throws {
+        let (stream, sink) = SubscriptionSink.make(bufferLimit: 8, label: "default/test", logger: Self.logger, wallClock: Self.wall)
+        sink.yield(event(1))
+        sink.reportLoss(count: 1, reason: .undecodable)
+        sink.yield(event(2))
+        sink.finish()
+        let events = try await drain(stream)
+        #expect(events.count == 3)
+        #expect(events.first == event(1))
+        #expect(events.last == event(2))
+        guard case .lost(let loss) = events[1] else {
+            Issue.record("expected a loss report, got \(events[1])")
+            return
+        }
+        #expect(loss.count == 1 && loss.reason == .undecodable)
     }
 
     @Test func yieldAfterTheConsumerCancelledReturnsFalse() async throws {
@@ -144,7 +185,6 @@ struct SubscriptionSinkTests {
         _ = await consumer.result
         #expect(sink.yield(event(2)) == false)
         #expect(sink.yield(event(3)) == false)
-        #expect(sink.droppedCount == 0)
     }
 
     @Test func yieldAfterFinishReturnsFalse() async throws {
@@ -168,95 +208,80 @@ struct SubscriptionSinkTests {
     }
 }
 
-// MARK: - KeepAliveWatchdog
+// MARK: - LinkStateMachine
 
-@Suite("KeepAliveWatchdog")
-struct KeepAliveWatchdogTests {
-    /// Drives a watchdog on a manual clock, one quarter of the timeout at a time.
-    private struct Harness {
-        let clock = ManualClock()
-        let watchdog = KeepAliveWatchdog(timeout: .seconds(8))
-        let finished = Locked(false)
-        let task: Task<Void, any Error>
+@Suite("LinkStateMachine")
+struct LinkStateMachineTests {
+    private typealias Machine = LinkStateMachine<ManualClock.Instant>
+    private func at(_ seconds: Int) -> ManualClock.Instant { ManualClock.Instant(offset: .seconds(seconds)) }
 
-        init() {
-            let clock = clock
-            let watchdog = watchdog
-            let finished = finished
-            task = Task {
-                try await watchdog.waitForSilence(clock: clock)
-                finished.withLock { $0 = true }
-            }
-        }
-
-        var quarter: Duration { watchdog.timeout / 4 }
-
-        /// Waits until the watchdog sleeps, then lets one quarter pass.
-        func advanceQuarter() async throws {
-            try await clock.waitForSleepers(atLeast: 1)
-            clock.advance(by: quarter)
-        }
-
-        /// Whether the watchdog is still waiting: it has gone back to sleep and has not returned.
-        func isStillWaiting() async throws -> Bool {
-            try await clock.waitForSleepers(atLeast: 1)
-            return !finished.withLock { $0 }
-        }
-
-        func waitForReturn() async throws {
-            let task = task
-            try await withTestTimeout(5, "the watchdog to return") { try await task.value }
-            #expect(finished.withLock { $0 })
-        }
+    @Test("no acknowledgement by the ack deadline fails the link")
+    func ackTimeout() {
+        var machine = Machine(openedAt: at(0), ackTimeout: .seconds(15))
+        #expect(machine.nextDeadline == at(15))
+        do { let due = machine.deadlineReached(at: at(14)); #expect(due.isEmpty) }
+        do { let due = machine.deadlineReached(at: at(15)); #expect(due == [.fail(.ackTimeout(.seconds(15)))]) }
+        #expect(machine.isEnded)
+        #expect(machine.nextDeadline == nil)
     }
 
-    @Test func silenceForTheFullTimeoutReturns() async throws {
-        let harness = Harness()
-        for _ in 0..<3 { try await harness.advanceQuarter() }
-        #expect(try await harness.isStillWaiting(), "three quarters of silence are not enough")
-        try await harness.advanceQuarter()
-        try await harness.waitForReturn()
-        #expect(harness.clock.now.offset == .seconds(8))
+    @Test("server keep-alive: frames move the deadline lazily; a full window of silence fails the link")
+    func keepAlive() {
+        var machine = Machine(openedAt: at(0), ackTimeout: .seconds(15))
+        let first = machine.acknowledged(at: at(1), liveness: .serverKeepAlive(.seconds(3)), rotateAfter: nil)
+        let second = machine.acknowledged(at: at(1), liveness: .none, rotateAfter: nil)
+        #expect(first)
+        #expect(!second, "a second ack changes nothing")
+        machine.received(at: at(1))
+        #expect(machine.nextDeadline == at(4))
+        machine.received(at: at(3))
+        // The timer wakes at the old deadline, finds a later frame, and sleeps on.
+        do { let due = machine.deadlineReached(at: at(4)); #expect(due.isEmpty) }
+        #expect(machine.nextDeadline == at(6))
+        do { let due = machine.deadlineReached(at: at(6)); #expect(due == [.fail(.keepAliveTimeout(.seconds(3)))]) }
+        #expect(machine.lastReceived == at(3))
     }
 
-    @Test func activityEveryHalfTimeoutKeepsItWaiting() async throws {
-        let harness = Harness()
-        for quarter in 0..<20 {
-            try await harness.clock.waitForSleepers(atLeast: 1)
-            if quarter.isMultiple(of: 2) { harness.watchdog.recordActivity() }
-            harness.clock.advance(by: harness.quarter)
-        }
-        #expect(try await harness.isStillWaiting(), "ten timeouts passed with activity every half timeout")
-        // The last wake saw no activity (one quiet quarter); three more quiet quarters complete the timeout.
-        for _ in 0..<2 { try await harness.advanceQuarter() }
-        #expect(try await harness.isStillWaiting())
-        try await harness.advanceQuarter()
-        try await harness.waitForReturn()
+    @Test("client ping: silence sends one ping; a frame answers it; silence after a ping fails the link")
+    func clientPing() {
+        var machine = Machine(openedAt: at(0), ackTimeout: .seconds(15))
+        _ = machine.acknowledged(at: at(0), liveness: .clientPing(interval: .seconds(10), timeout: .seconds(5)), rotateAfter: nil)
+        machine.received(at: at(0))
+        do { let due = machine.deadlineReached(at: at(10)); #expect(due == [.sendPing]) }
+        #expect(machine.nextDeadline == at(15))
+        machine.received(at: at(12))
+        #expect(machine.nextDeadline == at(22))
+        do { let due = machine.deadlineReached(at: at(22)); #expect(due == [.sendPing]) }
+        do { let due = machine.deadlineReached(at: at(26)); #expect(due.isEmpty) }
+        do { let due = machine.deadlineReached(at: at(27)); #expect(due == [.fail(.pongTimeout(.seconds(5)))]) }
     }
 
-    @Test func activityJustBeforeTheTimeoutRestartsTheCount() async throws {
-        let harness = Harness()
-        for _ in 0..<3 { try await harness.advanceQuarter() }
-        try await harness.clock.waitForSleepers(atLeast: 1)
-        harness.watchdog.recordActivity()
-        harness.clock.advance(by: harness.quarter)
-        for _ in 0..<3 { try await harness.advanceQuarter() }
-        #expect(try await harness.isStillWaiting(), "only three quiet quarters since the activity")
-        try await harness.advanceQuarter()
-        try await harness.waitForReturn()
+    @Test("rotation and driver timers come due once, in order")
+    func rotationAndDriverTimers() {
+        var machine = Machine(openedAt: at(0), ackTimeout: .seconds(15))
+        _ = machine.acknowledged(at: at(0), liveness: .none, rotateAfter: .seconds(100))
+        machine.schedule(token: 7, at: at(20))
+        machine.schedule(token: 3, at: at(10))
+        #expect(machine.nextDeadline == at(10))
+        do { let due = machine.deadlineReached(at: at(20)); #expect(due == [.driverTimer(3), .driverTimer(7)]) }
+        #expect(machine.nextDeadline == at(100))
+        do { let due = machine.deadlineReached(at: at(100)); #expect(due == [.rotate]) }
+        #expect(machine.nextDeadline == nil)
     }
 
-    @Test func cancellationThrows() async throws {
-        let harness = Harness()
-        try await harness.advanceQuarter()
-        try await harness.clock.waitForSleepers(atLeast: 1)
-        harness.task.cancel()
-        let task = harness.task
-        await #expect(throws: CancellationError.self) {
-            try await withTestTimeout(5, "the cancelled watchdog") { try await task.value }
-        }
-        #expect(harness.finished.withLock { $0 } == false)
-        #expect(harness.clock.sleeperCount == 0)
+    @Test("after the end nothing is due, and the last frame stays known")
+    func endedMachine() {
+        var machine = Machine(openedAt: at(0), ackTimeout: .seconds(15))
+        machine.received(at: at(2))
+        let ended = machine.end()
+        let endedAgain = machine.end()
+        #expect(ended && !endedAgain)
+        machine.schedule(token: 1, at: at(5))
+        #expect(machine.nextDeadline == nil)
+        do { let due = machine.deadlineReached(at: at(100)); #expect(due.isEmpty) }
+        #expect(machine.lastReceived == at(2))
+        #expect(machine.receivedAnything)
+        #expect(!machine.wasAcknowledged)
     }
 }
 

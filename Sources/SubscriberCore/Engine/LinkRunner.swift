@@ -195,9 +195,10 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                     driver.timerFired(token)
                 case .fail(let failure):
                     logger.warning("link is dead; aborting it", metadata: ["reason": "\(LinkEnd(failure))"])
-                    // Known dead: no closing handshake to wait for.
-                    connection.abort()
+                    // Known dead: no closing handshake to wait for. The ending is recorded before the abort cancels
+                    // anything, so the report says why.
                     ended.fire(.timer(LinkEnd(failure)))
+                    connection.abort()
                     return
                 }
             }

@@ -92,51 +92,68 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         let outcome = Locked<Result<Value, any Error>?>(nil)
         let closedLocally = Locked<Bool>(false)
         let abort = OneShotSignal<Void>()
+        let bodyStarted = OneShotSignal<Void>()
         let bodyEnded = OneShotSignal<Void>()
+        let ran = OneShotSignal<Result<WebSocketCloseFrame?, any Error>>()
         let ended: Result<WebSocketCloseFrame?, any Error>? = await withoutActuallyEscaping(body) { body in
-            await withTaskGroup(of: ScopeStep.self) { group in
-                group.addTask { [tlsConfiguration, eventLoopGroup, logger, maxMessageSize] in
-                    let client = WebSocketClient(
-                        url: endpoint.urlString,
-                        configuration: configuration,
-                        tlsConfiguration: tlsConfiguration,
-                        eventLoopGroup: eventLoopGroup,
-                        logger: logger
-                    ) { inbound, outbound, _ in
-                        let connection = NIOWebSocketConnection(
-                            inbound: inbound, outbound: outbound, maxMessageSize: maxMessageSize,
-                            closedLocally: closedLocally, abort: abort)
-                        let result: Result<Value, any Error>
-                        do { result = .success(try await body(connection)) } catch { result = .failure(error) }
-                        outcome.withLock { $0 = result }
-                        bodyEnded.fire()
+            // WSClient's run() owns the socket. It runs in a task of its own only because a stalled upgrade does not
+            // react to cancellation (it awaits a NIO future): this scope can then give up on it instead of hanging.
+            // Once the scope has started, it is always cancelled and awaited before this function returns.
+            let runTask = Task { [tlsConfiguration, eventLoopGroup, logger, maxMessageSize] in
+                let client = WebSocketClient(
+                    url: endpoint.urlString,
+                    configuration: configuration,
+                    tlsConfiguration: tlsConfiguration,
+                    eventLoopGroup: eventLoopGroup,
+                    logger: logger
+                ) { inbound, outbound, _ in
+                    bodyStarted.fire()
+                    let connection = NIOWebSocketConnection(
+                        inbound: inbound, outbound: outbound, maxMessageSize: maxMessageSize,
+                        closedLocally: closedLocally, abort: abort)
+                    let result: Result<Value, any Error>
+                    do { result = .success(try await body(connection)) } catch { result = .failure(error) }
+                    outcome.withLock { $0 = result }
+                    bodyEnded.fire()
+                }
+                do { ran.fire(.success(try await client.run())) } catch { ran.fire(.failure(error)) }
+            }
+            return await withTaskCancellationHandler {
+                await withTaskGroup(of: ScopeStep.self) { group in
+                    group.addTask {
+                        guard let result = await ran.wait() else { return .cancelled }
+                        return .ran(result)
                     }
-                    do { return .ran(.success(try await client.run())) } catch { return .ran(.failure(error)) }
-                }
-                // Abort: the link is known to be dead; cancelling WSClient shuts the channel without a handshake.
-                group.addTask {
-                    guard await abort.wait() != nil else { return .cancelled }
-                    return .aborted
-                }
-                // Backstop: WSClient bounds its handshake by closeTimeout; a hung TLS shutdown must not hold the scope.
-                group.addTask { [closeTimeout] in
-                    guard await bodyEnded.wait() != nil else { return .cancelled }
-                    do { try await Task.sleep(for: closeTimeout + .seconds(1)) } catch { return .cancelled }
-                    return .aborted
-                }
-                var ran: Result<WebSocketCloseFrame?, any Error>?
-                while let step = await group.next() {
-                    switch step {
-                    case .ran(let result):
-                        ran = result
-                        group.cancelAll()
-                    case .aborted:
-                        group.cancelAll()
-                    case .cancelled:
-                        break
+                    // Abort: the link is known to be dead; cancelling WSClient shuts the channel without a handshake.
+                    group.addTask {
+                        guard await abort.wait() != nil else { return .cancelled }
+                        return .aborted
                     }
+                    // Backstop: WSClient bounds its handshake by closeTimeout; a hung shutdown must not hold the scope.
+                    group.addTask { [closeTimeout] in
+                        guard await bodyEnded.wait() != nil else { return .cancelled }
+                        do { try await Task.sleep(for: closeTimeout + .seconds(1)) } catch { return .cancelled }
+                        return .aborted
+                    }
+                    var result: Result<WebSocketCloseFrame?, any Error>?
+                    while let step = await group.next() {
+                        switch step {
+                        case .ran(let ended):
+                            result = ended
+                            group.cancelAll()
+                        case .aborted:
+                            runTask.cancel()
+                            // A scope that started ends promptly once cancelled; a stalled upgrade is given up.
+                            if !bodyStarted.isFired || bodyEnded.isFired { group.cancelAll() }
+                        case .cancelled:
+                            break
+                        }
+                    }
+                    return result
                 }
-                return ran
+            } onCancel: {
+                runTask.cancel()
+                abort.fire()
             }
         }
         let aborted = abort.isFired
@@ -146,6 +163,7 @@ public struct NIOWebSocketConnector: WebSocketConnector {
             throw Self.seamError(for: error)
         case (nil, _):
             if Task.isCancelled { throw CancellationError() }
+            if abort.isFired { throw WebSocketSeamError.connectionFailed("the WebSocket upgrade was abandoned") }
             throw WebSocketSeamError.connectionFailed("the connection ended during the upgrade")
         case (.failure(let error)?, _):
             throw error

@@ -420,12 +420,12 @@ struct RawGraphQLSocket: Sendable {
         var description: String
     }
 
-    let connection: any WebSocketConnection
+    let connection: OpenWebSocket
 
     static func open(_ server: PythonServer) async throws -> RawGraphQLSocket {
         let connector = NIOWebSocketConnector(closeTimeout: .seconds(2))
         let request = WebSocketRequest(url: server.url, subprotocols: ["graphql-transport-ws"])
-        return RawGraphQLSocket(connection: try await connector.connect(request, timeout: .seconds(10), clock: ContinuousClock()))
+        return RawGraphQLSocket(connection: try await withTestTimeout(10, "the WebSocket upgrade") { try await OpenWebSocket.open(connector, request) })
     }
 
     func send(_ text: String) async throws {
