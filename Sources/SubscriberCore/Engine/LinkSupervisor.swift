@@ -76,7 +76,6 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
             var bookkeeping = ReconnectBookkeeping(policy: policy)
             var nextID = 0
             var primaryUnderWay = false
-            var successorUnderWay = false
             var backingOff = false
 
             func listen() { group.addTask { .request(await inbox.next()) } }
@@ -87,8 +86,6 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
                 if role == .primary {
                     primaryUnderWay = true
                     states.update(.connecting)
-                } else {
-                    successorUnderWay = true
                 }
                 group.addTask {
                     guard await auth.isSignedIn() else {
@@ -123,8 +120,9 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
                     listen()
                     if !primaryUnderWay && !backingOff && transport.wantsConnection { start(.primary) }
                 case .request(.rotate?):
+                    // The transport asks for one rotation at a time; a successor that turns out unwanted is closed.
                     listen()
-                    if primaryUnderWay && !successorUnderWay { start(.successor) }
+                    if primaryUnderWay { start(.successor) }
                 case .stopped(let reason, let error):
                     transport.stop(reason, error: error)
                     group.cancelAll()
@@ -132,7 +130,6 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
                     backingOff = false
                     if !primaryUnderWay { connectIfWanted() }
                 case .link(let id, let role, let report):
-                    if role == .successor { successorUnderWay = false }
                     guard case .lost(let ending) = transport.linkEnded(id: id, role: role, report: report) else { continue }
                     primaryUnderWay = false
                     if report.acknowledged { bookkeeping.connected() }

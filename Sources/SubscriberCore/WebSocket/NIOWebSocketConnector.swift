@@ -77,7 +77,7 @@ public struct NIOWebSocketConnector: WebSocketConnector {
     ///   and `CancellationError` when the calling task is cancelled first.
     public func withConnection<Value: Sendable>(
         _ request: WebSocketRequest,
-        _ body: @Sendable (any WebSocketConnection) async throws -> Value
+        _ body: @escaping @Sendable (any WebSocketConnection) async throws -> Value
     ) async throws -> WebSocketScopeResult<Value> {
         let endpoint = try WebSocketEndpoint(request.url)
         let configuration = WebSocketClientConfiguration(
@@ -95,7 +95,7 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         let bodyStarted = OneShotSignal<Void>()
         let bodyEnded = OneShotSignal<Void>()
         let ran = OneShotSignal<Result<WebSocketCloseFrame?, any Error>>()
-        let ended: Result<WebSocketCloseFrame?, any Error>? = await withoutActuallyEscaping(body) { body in
+        let ended: Result<WebSocketCloseFrame?, any Error>? = await {
             // WSClient's run() owns the socket. It runs in a task of its own only because a stalled upgrade does not
             // react to cancellation (it awaits a NIO future): this scope can then give up on it instead of hanging.
             // Once the scope has started, it is always cancelled and awaited before this function returns.
@@ -107,6 +107,8 @@ public struct NIOWebSocketConnector: WebSocketConnector {
                     eventLoopGroup: eventLoopGroup,
                     logger: logger
                 ) { inbound, outbound, _ in
+                    // An upgrade that completes after the scope gave up on it runs nothing.
+                    guard !abort.isFired else { return }
                     bodyStarted.fire()
                     let connection = NIOWebSocketConnection(
                         inbound: inbound, outbound: outbound, maxMessageSize: maxMessageSize,
@@ -155,7 +157,7 @@ public struct NIOWebSocketConnector: WebSocketConnector {
                 runTask.cancel()
                 abort.fire()
             }
-        }
+        }()
         let aborted = abort.isFired
         switch (outcome.withLock { $0 }, ended) {
         case (nil, .failure(let error)?):

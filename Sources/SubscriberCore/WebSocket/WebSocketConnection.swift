@@ -38,10 +38,11 @@ public protocol WebSocketConnector: Sendable {
     ///
     /// - Returns: what `body` returned, and how the connection ended.
     /// - Throws: ``WebSocketSeamError`` when the connection or the upgrade fails (then `body` never runs), or what
-    ///   `body` threw, or `CancellationError`.
+    ///   `body` threw, or `CancellationError`. (`body` is escaping only so an implementation may run it on a task it
+    ///   owns; it never outlives the call.)
     func withConnection<Value: Sendable>(
         _ request: WebSocketRequest,
-        _ body: @Sendable (any WebSocketConnection) async throws -> Value
+        _ body: @escaping @Sendable (any WebSocketConnection) async throws -> Value
     ) async throws -> WebSocketScopeResult<Value>
 }
 
