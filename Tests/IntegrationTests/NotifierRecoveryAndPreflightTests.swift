@@ -70,7 +70,7 @@ struct NotifierRecoveryAndPreflightTests {
         #expect(broken.checks.first { $0.name == "device" }?.problems == [
             "missing argument: Subscription.subscribeDeviceState(site:)", "missing field: DeviceStateOutput.colour",
         ])
-        #expect(broken.checks.filter { $0.name != "device" }.allSatisfy(\.passed))
+        #expect(broken.checks.filter { $0.name != "device" }.allSatisfy { $0.passed })
         await backend.shutdown()
     }
 
