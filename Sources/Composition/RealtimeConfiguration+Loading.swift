@@ -109,6 +109,7 @@ extension RealtimeConfiguration {
         }
         if let seconds = number("VORTEX_REALTIME_BACKGROUND_GRACE") { configuration.backgroundGraceSeconds = seconds }
         if let seconds = number("VORTEX_REALTIME_SWITCH_TIMEOUT") { configuration.switchTimeoutSeconds = seconds }
+        if let seconds = number("VORTEX_REALTIME_NETWORK_ERROR_AFTER") { configuration.networkErrorAfterSeconds = seconds }
         if let text = value("VORTEX_REALTIME_FAILOVER") {
             switch text.lowercased() {
             case "on", "true", "1": configuration.failover.enabled = true
@@ -154,6 +155,13 @@ extension RealtimeConfiguration {
         if let duration = maxConnectionDurationSeconds, duration < 60 { problems.append("maxConnectionDurationSeconds: at least 60") }
         if bufferLimit < 1 { problems.append("bufferLimit: at least 1") }
         if switchTimeoutSeconds <= 0 { problems.append("switchTimeoutSeconds: must be positive") }
+        if networkErrorAfterSeconds <= 0 { problems.append("networkErrorAfterSeconds: must be positive") }
+        for (key, operation) in (graphQLOperations ?? [:]).sorted(by: { $0.key < $1.key }) {
+            if NotifierUpstream(rawValue: key) == nil {
+                problems.append("graphQLOperations.\(key): unknown upstream (expected \(NotifierUpstream.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            if !operation.query.contains("subscription") { problems.append("graphQLOperations.\(key): query must be a subscription") }
+        }
         if failover.enabled {
             if failover.unhealthyAfterSeconds <= 0 { problems.append("failover.unhealthyAfterSeconds: must be positive") }
             if failover.maxFailures < 1 { problems.append("failover.maxFailures: at least 1") }

@@ -44,14 +44,22 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
     public var maxConnectionDurationSeconds: Double? = 86_400
     /// GraphQL: client ping interval in seconds; `nil` sends none. Default none. Env `VORTEX_REALTIME_GRAPHQL_PING_INTERVAL`.
     public var graphQLPingIntervalSeconds: Double?
-    /// Values buffered per observer. Default 256. Env `VORTEX_REALTIME_BUFFER_LIMIT`.
-    public var bufferLimit = 256
+    /// Events buffered per subscription along the whole path: each transport subscription's buffer and each notifier
+    /// observer's buffer. Set it at or above the largest burst the app must receive complete. Default 1024.
+    /// Env `VORTEX_REALTIME_BUFFER_LIMIT`.
+    public var bufferLimit = 1024
     /// What a full observer buffer drops. Default `dropOldest`. Env `VORTEX_REALTIME_BUFFER_OVERFLOW`.
     public var bufferOverflow: ObserverBufferPolicy.Overflow = .dropOldest
     /// Seconds in the background before the connection closes. Default 30. Env `VORTEX_REALTIME_BACKGROUND_GRACE`.
     public var backgroundGraceSeconds: Double = 30
     /// Seconds a transport switch may take to get every stream live. Default 15. Env `VORTEX_REALTIME_SWITCH_TIMEOUT`.
     public var switchTimeoutSeconds: Double = 15
+    /// Seconds without a live connection (while signed in and in the foreground) before the notifier reports
+    /// `networkError`. Default 60. Env `VORTEX_REALTIME_NETWORK_ERROR_AFTER`.
+    public var networkErrorAfterSeconds: Double = 60
+    /// The app's own GraphQL operation per upstream (`device`, `organization`, `archive`, `role`, `revoke`), replacing
+    /// the default documents for a legacy server whose schema differs. Check them with `vortex-realtime preflight`.
+    public var graphQLOperations: [String: GraphQLOperationConfiguration]?
     /// Automatic failover to the other transport (off by default).
     public var failover = FailoverConfiguration()
 
@@ -61,7 +69,21 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case transport, appSyncEndpoint, graphQLEndpoint, authMode, apiKey, reconnect, ackTimeoutSeconds
         case maxConnectionDurationSeconds, graphQLPingIntervalSeconds, bufferLimit, bufferOverflow, backgroundGraceSeconds
-        case switchTimeoutSeconds, failover
+        case switchTimeoutSeconds, networkErrorAfterSeconds, graphQLOperations, failover
+    }
+
+    /// One app-supplied GraphQL operation. The notifier adds the variables `userId`, `orgId` and `organizationId` the
+    /// query declares.
+    public struct GraphQLOperationConfiguration: Sendable, Equatable, Codable {
+        /// The subscription document.
+        public var query: String
+        /// The operation name, when the document holds several.
+        public var operationName: String?
+        /// Creates an operation.
+        public init(query: String, operationName: String? = nil) {
+            self.query = query
+            self.operationName = operationName
+        }
     }
 
     /// Automatic failover settings.
@@ -98,7 +120,19 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
         configuration.bufferPolicy = ObserverBufferPolicy(limit: bufferLimit, overflow: bufferOverflow)
         configuration.backgroundGrace = .seconds(backgroundGraceSeconds)
         configuration.switchTimeout = .seconds(switchTimeoutSeconds)
+        configuration.networkErrorAfter = .seconds(networkErrorAfterSeconds)
+        configuration.graphQLOperations = resolvedGraphQLOperations
         return configuration
+    }
+
+    /// ``graphQLOperations`` keyed by upstream (unknown keys are dropped here and reported by ``validate()``).
+    public var resolvedGraphQLOperations: [NotifierUpstream: GraphQLOperation] {
+        var operations: [NotifierUpstream: GraphQLOperation] = [:]
+        for (key, value) in graphQLOperations ?? [:] {
+            guard let upstream = NotifierUpstream(rawValue: key) else { continue }
+            operations[upstream] = GraphQLOperation(query: value.query, operationName: value.operationName)
+        }
+        return operations
     }
 }
 

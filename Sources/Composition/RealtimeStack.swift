@@ -26,6 +26,8 @@ public actor RealtimeStack {
     let wallClock: WallClock
     let logger: Logger
     var failoverTask: Task<Void, Never>?
+    /// Serialises manual switches, failover and failback: `activeKind` is checked and changed under it.
+    let switchGate = OperationGate()
 
     /// Builds the stack. Throws ``ConfigurationError`` for an invalid configuration.
     public init(
@@ -57,12 +59,14 @@ public actor RealtimeStack {
     }
 
     /// Moves the notifier to `kind` (no-op when already there). Observers' streams never end; the switch window is
-    /// reported on `BackendNotifier/connectionEvents()`.
+    /// reported on `BackendNotifier/connectionEvents()`. Manual switches, failover and failback run one at a time.
     public func switchTransport(to kind: RealtimeConfiguration.TransportKind) async throws {
         try await switchTransport(to: kind, because: .requested)
     }
 
     func switchTransport(to kind: RealtimeConfiguration.TransportKind, because reason: TransportSwitchReason) async throws {
+        await switchGate.acquire()
+        defer { switchGate.release() }
         guard kind != activeKind else { return }
         let transport = try factory.make(kind)
         try await notifier.switchTransport(to: transport, because: reason)

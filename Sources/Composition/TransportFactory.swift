@@ -5,6 +5,9 @@ import Logging
 import SubscriberCore
 
 /// Builds a transport of either kind from a ``RealtimeConfiguration``: the only place that knows every transport.
+///
+/// ``RealtimeConfiguration/bufferLimit`` governs the whole path: it is each transport's per-subscription buffer here,
+/// and each notifier observer's buffer (``RealtimeConfiguration/notifierConfiguration``).
 public struct TransportFactory: Sendable {
     /// The validated configuration.
     public let configuration: RealtimeConfiguration
@@ -41,6 +44,7 @@ public struct TransportFactory: Sendable {
             settings.reconnectPolicy = configuration.reconnectPolicy
             settings.ackTimeout = .seconds(configuration.ackTimeoutSeconds)
             settings.maxConnectionDuration = configuration.maxConnectionDurationSeconds.map { .seconds($0) }
+            settings.subscriptionBufferLimit = configuration.bufferLimit
             let session: any AuthSession =
                 configuration.authMode == .apiKey ? APIKeyAuthSession(signedIn: auth, apiKey: configuration.apiKey ?? "") : auth
             return AppSyncEventsTransport(
@@ -51,6 +55,7 @@ public struct TransportFactory: Sendable {
             settings.reconnectPolicy = configuration.reconnectPolicy
             settings.ackTimeout = .seconds(configuration.ackTimeoutSeconds)
             settings.pingInterval = configuration.graphQLPingIntervalSeconds.map { .seconds($0) }
+            settings.subscriptionBufferLimit = configuration.bufferLimit
             return GraphQLTransport(
                 configuration: settings, auth: auth, connector: connector, clock: clock, wallClock: wallClock, logger: logger)
         }

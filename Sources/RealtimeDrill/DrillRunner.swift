@@ -25,6 +25,21 @@ public struct DrillRunner: Sendable {
         DrillReport(parity: try await runParity(events: events), rollback: try await runRollback(events: events))
     }
 
+    // MARK: Preflight
+
+    /// Runs `RealtimePreflight` for both transports with the drill's configuration (its GraphQL operations included).
+    public func runPreflight() async throws -> [PreflightReport] {
+        var reports: [PreflightReport] = []
+        for kind in RealtimeConfiguration.TransportKind.allCases {
+            let configuration = try self.configuration(kind)
+            let preflight = RealtimePreflight(
+                configuration: configuration, auth: StaticAuthSession(.bearerToken(try backend.token(for: DrillScript.user))),
+                userId: DrillScript.user, organizationId: DrillScript.organization, logger: quietLogger)
+            reports.append(await preflight.run(kind))
+        }
+        return reports
+    }
+
     // MARK: Parity
 
     /// Publishes `events` scripted events once and compares what the notifier delivers on each transport.
@@ -128,17 +143,27 @@ public struct DrillRunner: Sendable {
     // MARK: Helpers
 
     func stack(_ kind: RealtimeConfiguration.TransportKind) throws -> RealtimeStack {
+        let configuration = try self.configuration(kind)
+        let token = try backend.token(for: DrillScript.user)
+        return try RealtimeStack(
+            configuration: configuration, auth: StaticAuthSession(.bearerToken(token)), userId: DrillScript.user,
+            organizationId: DrillScript.organization, logger: quietLogger)
+    }
+
+    private var quietLogger: Logger {
+        var logger = Logger(label: "vortex.drill")
+        logger.logLevel = .error
+        return logger
+    }
+
+    func configuration(_ kind: RealtimeConfiguration.TransportKind) throws -> RealtimeConfiguration {
         var configuration = RealtimeConfiguration()
         configuration.transport = kind
         configuration.appSyncEndpoint = backend.endpoints.http
         configuration.graphQLEndpoint = backend.endpoints.graphql
         configuration.reconnect = "fixed:0.5"
-        let token = try backend.token(for: DrillScript.user)
-        var logger = Logger(label: "vortex.drill")
-        logger.logLevel = .error
-        return try RealtimeStack(
-            configuration: configuration, auth: StaticAuthSession(.bearerToken(token)), userId: DrillScript.user,
-            organizationId: DrillScript.organization, logger: logger)
+        configuration.graphQLOperations = DrillScript.graphQLOperations
+        return configuration
     }
 
     /// Waits until every upstream is live, then proves delivery end to end with one event per upstream (GraphQL has no

@@ -1,3 +1,4 @@
+import Composition
 import Foundation
 import LocalBackend
 
@@ -38,6 +39,27 @@ public enum DrillScript {
         .devicePresence, .devicePresence, .deviceRecording, .deviceFirmware, .archiveState, .licensePhase, .plan, .aiSettings,
         .roleChanged, .tokenRevoked,
     ]
+
+    /// The drill's own GraphQL operations (app-supplied, as `RealtimeConfiguration.graphQLOperations` allows): the
+    /// documented fields plus the local backend's extensions `orgId`, `siteId`, `eventType` and `timestamp`, so
+    /// every event is identified by its timestamp on both transports and the values compare field for field.
+    /// `vortex-realtime preflight --config` checks such operations against a server before the drill relies on them.
+    public static let graphQLOperations: [String: RealtimeConfiguration.GraphQLOperationConfiguration] = {
+        let extensions = " eventType timestamp"
+        let selections: [(String, String, String)] = [
+            ("device", "subscribeDeviceState", "mac derivant online recording fwUpdateState thingName deviceGroupID orgId siteId"),
+            ("archive", "subscribeArchiveState",
+             "mac derivant thingName deviceGroupID orgId siteId status videoLength videoSize cloudSize hasH265 createdAt"),
+            ("organization", "subscribeOrganizationState", "orgId licensePhase isFreePlan AIControlSetting { uuid termsAgreement options }"),
+            ("role", "subscribeRoleChange", "reason"),
+            ("revoke", "subscribeUserTokenRevoke", "userId revokedAt reason requestId"),
+        ]
+        var operations: [String: RealtimeConfiguration.GraphQLOperationConfiguration] = [:]
+        for (upstream, field, selection) in selections {
+            operations[upstream] = .init(query: "subscription { \(field) { \(selection)\(extensions) } }")
+        }
+        return operations
+    }()
 
     /// Event number `index` of a sequence cycling through `kinds`, stamped `timestamp`.
     public static func event(_ index: Int, kind: DomainEventKind, timestamp: String) -> DomainEvent {

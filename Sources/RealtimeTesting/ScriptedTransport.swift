@@ -15,11 +15,16 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
         /// Whether the consumer cancelled it.
         public var isCancelled: Bool { cancelled.withLock { $0 } }
 
-        /// Delivers an event to it.
-        public func send(_ event: SubscriptionEvent) { continuation.yield(event) }
+        /// Delivers an event to it; `false` when its buffer was full and the event was dropped (or it had ended).
+        @discardableResult
+        public func send(_ event: SubscriptionEvent) -> Bool {
+            if case .enqueued = continuation.yield(event) { return true }
+            return false
+        }
 
         /// Delivers a payload given as JSON text.
-        public func send(json: String) { continuation.yield(.payload(RealtimePayload(json: Data(json.utf8)))) }
+        @discardableResult
+        public func send(json: String) -> Bool { send(.payload(RealtimePayload(json: Data(json.utf8)))) }
 
         /// Ends it normally or with an error.
         public func finish(throwing error: (any Error)? = nil) { continuation.finish(throwing: error) }
@@ -35,18 +40,24 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
     public let name: String
     /// The dialect it claims to speak.
     public let dialect: TransportDialect
+    /// Events buffered per subscription (`nil`: unbounded), like a real transport's `subscriptionBufferLimit`: when
+    /// the consumer lags further behind, the newest events are dropped.
+    public let bufferLimit: Int?
     private let state = Locked(State())
     private let states = ConnectionStateBroadcaster()
 
-    /// Creates a transport speaking `dialect`.
-    public init(name: String? = nil, dialect: TransportDialect) {
+    /// Creates a transport speaking `dialect`, buffering at most `bufferLimit` events per subscription.
+    public init(name: String? = nil, dialect: TransportDialect, bufferLimit: Int? = nil) {
         self.name = name ?? dialect.rawValue
         self.dialect = dialect
+        self.bufferLimit = bufferLimit
     }
 
     /// Records the request and returns a stream the test feeds.
     public func subscribe(_ request: SubscriptionRequest) async -> AsyncThrowingStream<SubscriptionEvent, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<SubscriptionEvent, any Error>.makeStream()
+        let buffering: AsyncThrowingStream<SubscriptionEvent, any Error>.Continuation.BufferingPolicy =
+            if let bufferLimit { .bufferingOldest(bufferLimit) } else { .unbounded }
+        let (stream, continuation) = AsyncThrowingStream<SubscriptionEvent, any Error>.makeStream(bufferingPolicy: buffering)
         let cancelled = Locked(false)
         continuation.onTermination = { termination in
             if case .cancelled = termination { cancelled.withLock { $0 = true } }
@@ -61,6 +72,12 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
     public func publish(_ request: PublishRequest) async throws -> PublishResult {
         state.withLock { $0.published.append(request) }
         return PublishResult(successful: request.events.indices.map { PublishedEvent(identifier: "e\($0)", index: $0) }, failed: [])
+    }
+
+    /// Ends every subscription not yet cancelled with `error` (for example `RealtimeError.sessionExpired`), as a
+    /// transport does when it stops for good.
+    public func failAll(with error: any Error) {
+        for subscription in activeSubscriptions { subscription.finish(throwing: error) }
     }
 
     /// Counts the call and ends every open subscription normally.

@@ -80,7 +80,9 @@ struct BackendNotifierTests {
         let merged = ValueProbe(await harness.notifier.deviceValues())
         let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.operation("subscribeDeviceState"))
         guard case .graphQL(let operation) = upstream.request.topic else { Issue.record("expected GraphQL"); return }
-        #expect(operation.variablesJSON == #"{"orgId":"o-1"}"#)
+        // The default document: only the documented DeviceStateOutput fields, no arguments (the server scopes by user).
+        #expect(operation.query == "subscription { subscribeDeviceState { mac derivant online recording fwUpdateState thingName deviceGroupID } }")
+        #expect(operation.variablesJSON == nil)
         // A legacy event without eventType that carries two fields splits into two nine-kind events.
         upstream.send(json: #"{"mac":"AA:BB","online":true,"recording":true,"deviceGroupID":"g-1"}"#)
         #expect(try await presence.next().online == true)

@@ -36,6 +36,11 @@ public actor BackendNotifier {
     let wallClock: WallClock
     let logger: Logger
     let metrics: NotifierMetrics
+    /// Serialises identity updates, transport switches, suspension and resumption (see ``OperationGate``).
+    let gate = OperationGate()
+    /// The active transport's name, readable from the delivery path without hopping onto the actor.
+    let activeName: Locked<String>
+    let states = NotifierStateBroadcaster()
 
     var transport: any RealtimeTransport
     var userId: String?
@@ -45,18 +50,28 @@ public actor BackendNotifier {
     var suspendedAt: Date?
     var resumeGaps: [Upstream: Date] = [:]
     var backgroundTask: Task<Void, Never>?
-    var stateTask: Task<Void, Never>?
     var pendingSwitches: [Int: PendingSwitch] = [:]
+    /// The task following the active transport's connection states, and which transport it follows.
+    var stateTask: Task<Void, Never>?
+    var stateWatch = 0
+    var transportState: ConnectionState = .idle
+    var connectedSince: Date?
+    /// `sessionExpired` or `signedOut` has been reported: upstreams stay down until `update(userId:organizationId:)`.
+    var sessionEnded = false
+    /// `networkError` has been reported for the current offline episode.
+    var networkErrorReported = false
+    var offlineTimer: Task<Void, Never>?
 
     /// Creates a notifier on `transport` for a signed-in user (`userId` `nil` means signed out: no connection).
     /// - Parameters:
     ///   - transport: the transport to start on (``switchTransport(to:because:)`` changes it later).
     ///   - userId: the signed-in user, or `nil` when signed out.
-    ///   - organizationId: the user's organization (the GraphQL subscriptions are scoped by it).
-    ///   - configuration: buffers, background grace, switch timeout, channel namespace.
+    ///   - organizationId: the user's organization.
+    ///   - configuration: buffers, background grace, switch timeout, network-error limit, channel namespace, GraphQL
+    ///     operations.
     ///   - filter: client-side device-group filter (pass-through by default).
-    ///   - clock: runs the background grace delay and the switch timeout.
-    ///   - wallClock: timestamps gap windows and latency.
+    ///   - clock: runs the background grace delay, the switch timeout and the network-error limit.
+    ///   - wallClock: timestamps gap and loss windows and latency.
     ///   - logger: never receives credentials.
     ///   - metricsFactory: where metrics go (default: the process's bootstrapped `MetricsSystem`).
     public init(
@@ -71,14 +86,23 @@ public actor BackendNotifier {
         metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
         let metrics = NotifierMetrics(factory: metricsFactory)
-        let hubs = NotifierHubs(policy: configuration.bufferPolicy) { stream in
-            metrics.bufferDrop(stream: stream)
-            logger.warning("observer buffer full; dropped a value", metadata: ["stream": "\(stream)"])
+        let events = StreamHub<NotifierConnectionEvent>(name: "connectionEvents", policy: ObserverBufferPolicy(limit: 256)) { _, _ in }
+        let activeName = Locked(transport.name)
+        let hubs = NotifierHubs(policy: configuration.bufferPolicy) { stream, count in
+            metrics.bufferDrop(stream: stream, count: count)
+            logger.warning("observer buffer full; dropped values", metadata: ["stream": "\(stream)", "count": "\(count)"])
+            let now = wallClock.now()
+            let loss = LossReport(
+                count: count, window: GapWindow(start: now.addingTimeInterval(-EventRouter.lossMargin), end: now), reason: .bufferOverflow)
+            events.yield(.eventsLost(stream: stream, transport: activeName.withLock { $0 }, loss: loss))
         }
         self.configuration = configuration
         self.hubs = hubs
-        self.router = EventRouter(hubs: hubs, filter: filter, metrics: metrics, logger: logger, wallClock: wallClock)
-        self.events = StreamHub(name: "connectionEvents", policy: ObserverBufferPolicy(limit: 64)) { _ in }
+        self.router = EventRouter(hubs: hubs, filter: filter, metrics: metrics, logger: logger, wallClock: wallClock) { stream, loss in
+            events.yield(.eventsLost(stream: stream, transport: activeName.withLock { $0 }, loss: loss))
+        }
+        self.events = events
+        self.activeName = activeName
         self.clock = clock
         self.wallClock = wallClock
         self.logger = logger
@@ -118,10 +142,20 @@ public actor BackendNotifier {
 
     // MARK: Connection events and state
 
-    /// Live, resumed (with the gap window), switched, session expired, signed out, suspended.
+    /// Live, resumed (with the gap window), switched, session expired, signed out, network error, stream failed,
+    /// events lost (with stream, count and window), suspended.
     public func connectionEvents() -> AsyncStream<NotifierConnectionEvent> {
         events.makeStream(onLastObserverGone: {})
     }
+
+    /// The connection as an app shows it: connecting, live, reconnecting, offline or suspended. Starts with the
+    /// current state and follows whichever transport is active.
+    public func connectionStates() -> AsyncStream<NotifierConnectionState> {
+        states.makeStream()
+    }
+
+    /// The current connection state (see ``connectionStates()``).
+    public var connectionState: NotifierConnectionState { states.current }
 
     /// The name of the transport in use (`"appsync"` or `"graphql"`).
     public var activeTransportName: String { transport.name }
@@ -140,32 +174,51 @@ public actor BackendNotifier {
     /// Whether the upstream subscriptions are running (signed in, in the foreground, something observed).
     public var isConnectedUpstream: Bool { !runs.isEmpty }
 
+    /// How many identity updates, switches, suspensions or resumptions wait for the one running (for tests).
+    var waitingOperations: Int { gate.waiterCount }
+
     // MARK: Observers and upstreams
 
     private func observe<T: Sendable>(_ hub: StreamHub<T>, _ upstream: Upstream) -> AsyncStream<T> {
         let stream = hub.makeStream { [weak self] in
             Task { await self?.releaseIfUnused(upstream) }
         }
-        ensureRunning(upstream)
+        // While an identity update, switch, suspension or resumption runs, it starts this upstream when it ends, with
+        // the identity and transport it leaves behind.
+        if !gate.isBusy { ensureRunning(upstream) }
         return stream
     }
 
+    /// Starts `upstream` on the active transport if it is observed and allowed to run. Callers hold the gate or
+    /// checked that it is free.
     func ensureRunning(_ upstream: Upstream) {
-        guard runs[upstream] == nil, suspendedAt == nil, hubs.isDemanded(upstream) else { return }
-        if let run = start(upstream, on: transport, delivering: true, generation: generation) { runs[upstream] = run }
+        guard runs[upstream] == nil, suspendedAt == nil, !sessionEnded, hubs.isDemanded(upstream) else { return }
+        if let run = start(upstream, on: transport, delivering: true, generation: generation) {
+            runs[upstream] = run
+            followStates()
+            refreshState()
+        }
+    }
+
+    /// Starts every observed upstream that is not running.
+    func startDemanded() {
+        for upstream in Upstream.allCases { ensureRunning(upstream) }
+        refreshState()
     }
 
     func releaseIfUnused(_ upstream: Upstream) {
         guard !hubs.isDemanded(upstream), let run = runs.removeValue(forKey: upstream) else { return }
         run.task.cancel()
+        refreshState()
     }
 
-    /// Subscribes `upstream` on `transport`; its events reach the public streams while the gate is open.
+    /// Subscribes `upstream` on `transport` with the current identity; its events reach the public streams while the
+    /// gate is open.
     func start(_ upstream: Upstream, on transport: any RealtimeTransport, delivering: Bool, generation: Int) -> UpstreamRun? {
         guard let request = upstream.request(
-            dialect: transport.dialect, userId: userId, organizationId: organizationId, namespace: configuration.channelNamespace)
+            dialect: transport.dialect, userId: userId, organizationId: organizationId, namespace: configuration.channelNamespace,
+            operations: configuration.graphQLOperations)
         else { return nil }
-        observeStates(of: transport)
         let gate = Locked(delivering)
         let router = self.router
         let dialect = transport.dialect
@@ -180,9 +233,9 @@ public actor BackendNotifier {
                     case .live:
                         await self?.upstreamLive(upstream, generation: generation, transport: name)
                     case .resumed(let gap):
-                        await self?.emit(.resumed(stream: upstream.rawValue, transport: name, gap: gap))
+                        if gate.withLock({ $0 }) { await self?.emit(.resumed(stream: upstream.rawValue, transport: name, gap: gap)) }
                     case .lost(let loss):
-                        await self?.emit(.eventsLost(stream: upstream.rawValue, transport: name, loss: loss))
+                        if gate.withLock({ $0 }) { await self?.emit(.eventsLost(stream: upstream.rawValue, transport: name, loss: loss)) }
                     }
                 }
                 await self?.upstreamEnded(upstream, generation: generation, error: nil, transport: name)
@@ -204,6 +257,7 @@ public actor BackendNotifier {
             }
             return
         }
+        guard runs[upstream]?.generation == generation else { return }
         if let since = resumeGaps.removeValue(forKey: upstream) {
             emit(.resumed(stream: upstream.rawValue, transport: name, gap: GapWindow(start: since, end: wallClock.now())))
         } else {
@@ -218,15 +272,22 @@ public actor BackendNotifier {
         }
         guard runs[upstream]?.generation == generation else { return }
         runs[upstream] = nil
+        defer { refreshState() }
         guard let error else {
             logger.info("upstream ended by the server", metadata: ["stream": "\(upstream.rawValue)"])
             return
         }
-        switch error as? RealtimeError {
-        case .sessionExpired?: emit(.sessionExpired)
-        case .signedOut?: emit(.signedOut)
-        case let realtime?: emit(.streamFailed(stream: upstream.rawValue, transport: name, error: realtime))
-        case nil: emit(.streamFailed(stream: upstream.rawValue, transport: name, error: .network("\(error)")))
+        let realtime = error as? RealtimeError ?? .network("\(error)")
+        switch realtime {
+        case .sessionExpired, .signedOut:
+            // One report per episode, however many upstreams end; the rest stop too until the app calls update.
+            guard !sessionEnded else { return }
+            sessionEnded = true
+            stopUpstreams()
+            emit(realtime == .signedOut ? .signedOut : .sessionExpired)
+        default:
+            emit(.streamFailed(stream: upstream.rawValue, transport: name, error: realtime))
+            if case .networkError(let detail) = VortexError(realtime) { reportNetworkError(detail) }
         }
     }
 
@@ -243,33 +304,84 @@ public actor BackendNotifier {
         runs.removeAll()
     }
 
-    // MARK: Transport states → metrics and events
+    // MARK: The active transport's states → notifier state, metrics, network errors
 
-    private func observeStates(of transport: any RealtimeTransport) {
+    /// Follows the active transport's connection states (once per transport; a switch follows the new one).
+    func followStates() {
         guard stateTask == nil else { return }
-        let metrics = self.metrics
-        let wallClock = self.wallClock
-        let name = transport.name
-        stateTask = Task {
-            var connectedSince: Date?
+        stateWatch += 1
+        let watch = stateWatch
+        let transport = self.transport
+        stateTask = Task { [weak self] in
             for await state in await transport.connectionStates() {
-                if let since = connectedSince, state != .connected {
-                    metrics.connected(for: .seconds(wallClock.now().timeIntervalSince(since)), transport: name)
-                    connectedSince = nil
-                }
-                switch state {
-                case .connecting: metrics.connectionAttempt(transport: name)
-                case .reconnecting: metrics.reconnect(transport: name)
-                case .connected: connectedSince = wallClock.now()
-                case .idle, .disconnected: break
-                }
-                if Task.isCancelled { return }
+                guard let self, !Task.isCancelled else { return }
+                await self.transportStateChanged(state, watch: watch, transport: transport.name)
             }
         }
     }
 
-    func stopObservingStates() {
+    func stopFollowingStates() {
         stateTask?.cancel()
         stateTask = nil
+        stateWatch += 1
+        if let since = connectedSince {
+            metrics.connected(for: .seconds(wallClock.now().timeIntervalSince(since)), transport: transport.name)
+            connectedSince = nil
+        }
+        transportState = .idle
+    }
+
+    private func transportStateChanged(_ state: ConnectionState, watch: Int, transport name: String) {
+        guard watch == stateWatch else { return }
+        if let since = connectedSince, state != .connected {
+            metrics.connected(for: .seconds(wallClock.now().timeIntervalSince(since)), transport: name)
+            connectedSince = nil
+        }
+        switch state {
+        case .connecting: metrics.connectionAttempt(transport: name)
+        case .reconnecting: metrics.reconnect(transport: name)
+        case .connected: if connectedSince == nil { connectedSince = wallClock.now() }
+        case .disconnected(.failed(let error)): reportNetworkError(error.description)
+        case .idle, .disconnected: break
+        }
+        transportState = state
+        refreshState()
+    }
+
+    /// Recomputes the notifier's state and arms or disarms the network-error limit.
+    func refreshState() {
+        let state: NotifierConnectionState =
+            if suspendedAt != nil { .suspended }
+            else if userId == nil || sessionEnded { .offline }
+            else { NotifierConnectionState(transportState, upstreamsRunning: !runs.isEmpty) }
+        states.update(state)
+        let waitingForConnection = (state == .connecting || state == .reconnecting) && !runs.isEmpty
+        if state == .live { networkErrorReported = false }
+        if waitingForConnection {
+            guard offlineTimer == nil, !networkErrorReported else { return }
+            let limit = configuration.networkErrorAfter
+            offlineTimer = Task { [weak self, clock] in
+                do { try await clock.sleep(for: limit, tolerance: nil) } catch { return }
+                await self?.offlineLimitReached(limit)
+            }
+        } else {
+            offlineTimer?.cancel()
+            offlineTimer = nil
+        }
+    }
+
+    private func offlineLimitReached(_ limit: Duration) {
+        offlineTimer = nil
+        guard states.current == .connecting || states.current == .reconnecting else { return }
+        reportNetworkError("no live connection for \(limit)")
+    }
+
+    func reportNetworkError(_ detail: String) {
+        guard !networkErrorReported else { return }
+        networkErrorReported = true
+        offlineTimer?.cancel()
+        offlineTimer = nil
+        logger.warning("network error", metadata: ["detail": "\(detail)"])
+        emit(.networkError(detail))
     }
 }

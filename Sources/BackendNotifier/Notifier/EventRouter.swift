@@ -13,15 +13,21 @@ struct EventRouter: Sendable {
     let metrics: NotifierMetrics
     let logger: Logger
     let wallClock: WallClock
+    /// Reports an event that was lost here (undecodable, or a GraphQL result without data) with the upstream's name.
+    let onLoss: @Sendable (String, LossReport) -> Void
     private let decoder = VortexEventDecoder()
     private let failures = Locked(0)
 
-    init(hubs: NotifierHubs, filter: any DeviceEventFilter, metrics: NotifierMetrics, logger: Logger, wallClock: WallClock) {
+    init(
+        hubs: NotifierHubs, filter: any DeviceEventFilter, metrics: NotifierMetrics, logger: Logger, wallClock: WallClock,
+        onLoss: @escaping @Sendable (String, LossReport) -> Void = { _, _ in }
+    ) {
         self.hubs = hubs
         self.filter = filter
         self.metrics = metrics
         self.logger = logger
         self.wallClock = wallClock
+        self.onLoss = onLoss
     }
 
     /// Payloads that could not be decoded (dropped, logged, counted).
@@ -44,9 +50,9 @@ struct EventRouter: Sendable {
         case .role: kind = .roleChanged
         case .revoke: kind = .tokenRevoked
         }
-        guard let kind else { return failed(upstream.rawValue, "no known eventType", json) }
+        guard let kind else { return failed(upstream.rawValue, "no known eventType", json, upstream: upstream) }
         switch decoder.decode(kind, from: json) {
-        case .failure(let error): failed(kind.rawValue, "\(error)", json)
+        case .failure(let error): failed(kind.rawValue, "\(error)", json, upstream: upstream)
         case .success(let event):
             logUnknownFields(json, kind)
             guard passesFilter(event) else { return }
@@ -78,12 +84,13 @@ struct EventRouter: Sendable {
         let json = payload.json
         if json.count == 4, String(decoding: json, as: UTF8.self) == "null" {
             logger.warning("GraphQL event without data", metadata: ["stream": "\(upstream.rawValue)", "errors": "\(payload.graphQLErrorsJSON.map { String(decoding: $0, as: UTF8.self) } ?? "")"])
+            onLoss(upstream.rawValue, lossReport(.serverError))
             return
         }
         switch upstream {
         case .device:
             switch decoder.decodeLegacy(DeviceStateOutput.self, from: json) {
-            case .failure(let error): failed("device", "\(error)", json)
+            case .failure(let error): failed("device", "\(error)", json, upstream: upstream)
             case .success(let merged):
                 // Seed 000: unauthorized events are discarded silently.
                 if let group = merged.deviceGroup, !filter.canAccessDevice(deviceGroupID: group) { return }
@@ -92,7 +99,7 @@ struct EventRouter: Sendable {
             }
         case .organization:
             switch decoder.decodeLegacy(OrganizationStateOutput.self, from: json) {
-            case .failure(let error): failed("organization", "\(error)", json)
+            case .failure(let error): failed("organization", "\(error)", json, upstream: upstream)
             case .success(let merged):
                 deliver(merged, to: hubs.organizationMerged, ISO8601Timestamp.date(from: merged.timestamp))
                 merged.split().forEach(deliverNine)
@@ -151,11 +158,21 @@ struct EventRouter: Sendable {
         if let published { metrics.latency(wallClock.now().timeIntervalSince(published), stream: hub.name) }
     }
 
-    private func failed(_ stream: String, _ reason: String, _ json: Data) {
+    private func failed(_ stream: String, _ reason: String, _ json: Data, upstream: Upstream) {
         failures.withLock { $0 += 1 }
         metrics.decodeFailure(stream: stream)
         logger.warning("dropped an undecodable event", metadata: ["stream": "\(stream)", "reason": "\(reason)", "bytes": "\(json.count)"])
+        onLoss(upstream.rawValue, lossReport(.undecodable))
     }
+
+    /// One event lost now; the window starts ``lossMargin`` earlier (the event was published a little before).
+    func lossReport(_ reason: LossReport.Reason, count: Int = 1) -> LossReport {
+        let now = wallClock.now()
+        return LossReport(count: count, window: GapWindow(start: now.addingTimeInterval(-Self.lossMargin), end: now), reason: reason)
+    }
+
+    /// The safety margin before a loss detected in the notifier, in seconds.
+    static let lossMargin: TimeInterval = 1
 
     private func logUnknownFields(_ json: Data, _ kind: VortexEventKind) {
         guard logger.logLevel <= .debug else { return }

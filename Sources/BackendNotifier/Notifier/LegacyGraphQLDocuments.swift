@@ -1,25 +1,44 @@
 import SubscriberCore
 
-/// The five legacy subscriptions, selecting every field of `docs/legacy-schema.graphql`.
-enum LegacyGraphQLDocuments {
-    private static let deviceFields = "mac derivant online recording fwUpdateState thingName deviceGroupID orgId siteId eventType timestamp"
-    private static let archiveFields =
-        "mac derivant thingName deviceGroupID orgId siteId status videoLength videoSize cloudSize hasH265 createdAt eventType timestamp"
-    private static let organizationFields =
-        "orgId licensePhase isFreePlan AIControlSetting { uuid termsAgreement options } eventType timestamp"
+/// The default documents of the five legacy subscriptions. Each selects only the fields the requirement documents
+/// define for its output, and passes no arguments (the documents give none: the legacy server scopes subscriptions
+/// by the connection's user):
+///
+/// | output | fields (source) |
+/// |---|---|
+/// | `DeviceStateOutput` | `mac derivant online recording fwUpdateState thingName deviceGroupID` (seed 000) |
+/// | `OrganizationStateOutput` | `licensePhase isFreePlan AIControlSetting { uuid termsAgreement options }` (seed 001's "before" code; the setting's fields from the OpenAPI list) |
+/// | `ArchiveStateOutput` | `mac derivant thingName status videoLength videoSize cloudSize hasH265 createdAt` (seed 001's archive fields, without the AppSync-era `orgId`, `siteId`, `eventType`, `timestamp`) |
+/// | `RoleChangeOutput` | `reason` (seed 001) |
+/// | `UserTokenRevokeOutput` | `userId revokedAt reason requestId` (seed 001) |
+///
+/// A server whose schema differs gets the app's own operations (``NotifierConfiguration/graphQLOperations``);
+/// `vortex-realtime preflight` checks either against the server's schema.
+public enum LegacyGraphQLDocuments {
+    /// The subscription field of each upstream.
+    public static func field(for upstream: NotifierUpstream) -> String {
+        switch upstream {
+        case .device: "subscribeDeviceState"
+        case .archive: "subscribeArchiveState"
+        case .organization: "subscribeOrganizationState"
+        case .role: "subscribeRoleChange"
+        case .revoke: "subscribeUserTokenRevoke"
+        }
+    }
 
-    static func operation(for upstream: Upstream, argument: String) -> GraphQLOperation {
-        let (name, field, parameter, selection): (String, String, String, String) =
-            switch upstream {
-            case .device: ("DeviceState", "subscribeDeviceState", "orgId", deviceFields)
-            case .archive: ("ArchiveState", "subscribeArchiveState", "orgId", archiveFields)
-            case .organization: ("OrganizationState", "subscribeOrganizationState", "orgId", organizationFields)
-            case .role: ("RoleChange", "subscribeRoleChange", "userId", "reason eventType timestamp")
-            case .revoke: ("UserTokenRevoke", "subscribeUserTokenRevoke", "userId", "userId revokedAt reason requestId eventType timestamp")
-            }
-        return GraphQLOperation(
-            query: "subscription \(name)($\(parameter): String!) { \(field)(\(parameter): $\(parameter)) { \(selection) } }",
-            operationName: name,
-            variablesJSON: JSONString.sortedStringObject([parameter: argument]))
+    /// The documented selection of each upstream's output.
+    public static func selection(for upstream: NotifierUpstream) -> String {
+        switch upstream {
+        case .device: "mac derivant online recording fwUpdateState thingName deviceGroupID"
+        case .archive: "mac derivant thingName status videoLength videoSize cloudSize hasH265 createdAt"
+        case .organization: "licensePhase isFreePlan AIControlSetting { uuid termsAgreement options }"
+        case .role: "reason"
+        case .revoke: "userId revokedAt reason requestId"
+        }
+    }
+
+    /// The default operation of `upstream`.
+    public static func operation(for upstream: NotifierUpstream) -> GraphQLOperation {
+        GraphQLOperation(query: "subscription { \(field(for: upstream)) { \(selection(for: upstream)) } }")
     }
 }

@@ -1,13 +1,23 @@
+import SubscriberCore
+
 /// Everything that tunes a ``BackendNotifier``.
 public struct NotifierConfiguration: Sendable {
-    /// The per-observer buffer. Default: 256 values, dropping the oldest.
+    /// The per-observer buffer. Default: 1024 values, dropping the oldest. `RealtimeConfiguration.bufferLimit` sets
+    /// this and the transports' per-subscription buffers to the same limit.
     public var bufferPolicy = ObserverBufferPolicy()
     /// How long after `enterBackground()` the connection is closed (a quick app switch keeps it). Default 30 s.
     public var backgroundGrace: Duration = .seconds(30)
     /// How long `switchTransport(to:)` waits for every stream to be live on the new transport. Default 15 s.
     public var switchTimeout: Duration = .seconds(15)
+    /// How long the notifier may be without a live connection (connecting, reconnecting or offline while signed in
+    /// and in the foreground) before it reports ``NotifierConnectionEvent/networkError(_:)``. Default 60 s.
+    public var networkErrorAfter: Duration = .seconds(60)
     /// The AppSync namespace of the user-level channels. Default `vortex-app`.
     public var channelNamespace = "vortex-app"
+    /// The GraphQL operation to run for an upstream instead of the default document (``LegacyGraphQLDocuments``), for
+    /// a legacy server whose schema differs. The notifier supplies the variables `userId`, `orgId` and
+    /// `organizationId` that the operation declares; check the documents with `vortex-realtime preflight`.
+    public var graphQLOperations: [NotifierUpstream: GraphQLOperation] = [:]
 
     /// Creates the default configuration.
     public init() {}

@@ -8,10 +8,16 @@ public enum NotifierConnectionEvent: Sendable, Equatable {
     case resumed(stream: String, transport: String, gap: GapWindow)
     /// The notifier moved to another transport; events inside `gap` may have been missed.
     case transportSwitched(from: String, to: String, gap: GapWindow, reason: TransportSwitchReason)
-    /// The backend refused the credentials even after a refresh: sign in again (then call `update(userId:organizationId:)`).
+    /// The backend refused the credentials even after a refresh: sign in again, then call
+    /// `update(userId:organizationId:)` (same or another identity) to restart every observed stream. Reported once per
+    /// episode, however many streams ended.
     case sessionExpired
-    /// The transport found the user signed out and stopped.
+    /// The transport found the user signed out and stopped (once per episode; `update(userId:organizationId:)` after
+    /// signing in again restarts every observed stream).
     case signedOut
+    /// The connection could not be kept: the reconnect policy gave up, or the notifier has been offline for longer than
+    /// ``NotifierConfiguration/networkErrorAfter``. Reported once per offline episode.
+    case networkError(String)
     /// An upstream subscription failed for good (the stream keeps its observers; the app decides what to do).
     case streamFailed(stream: String, transport: String, error: RealtimeError)
     /// Events of `stream` were lost while its upstream stayed live (a buffer overflowed, the server reported a
@@ -19,6 +25,18 @@ public enum NotifierConnectionEvent: Sendable, Equatable {
     case eventsLost(stream: String, transport: String, loss: LossReport)
     /// The app went to the background and the connection was closed after the grace delay.
     case suspended
+}
+
+extension NotifierConnectionEvent {
+    /// The event in the seed documents' error vocabulary, or `nil` when it is not a failure.
+    public var vortexError: VortexError? {
+        switch self {
+        case .sessionExpired: .sessionExpired
+        case .networkError(let detail): .networkError(detail)
+        case .streamFailed(_, _, let error): VortexError(error)
+        default: nil
+        }
+    }
 }
 
 /// Why the notifier changed transports.

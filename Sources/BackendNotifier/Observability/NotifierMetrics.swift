@@ -54,8 +54,8 @@ struct NotifierMetrics: Sendable {
         counter("vortex_realtime_decode_failures_total", [("stream", stream)]).increment()
     }
 
-    func bufferDrop(stream: String) {
-        counter("vortex_realtime_buffer_drops_total", [("stream", stream)]).increment()
+    func bufferDrop(stream: String, count: Int = 1) {
+        counter("vortex_realtime_buffer_drops_total", [("stream", stream)]).increment(by: Int64(count))
     }
 
     func latency(_ seconds: TimeInterval, stream: String) {

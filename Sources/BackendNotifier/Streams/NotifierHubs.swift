@@ -13,7 +13,7 @@ struct NotifierHubs: Sendable {
     let plan: StreamHub<PlanStateOutput>
     let aiSettings: StreamHub<AISettingsOutput>
 
-    init(policy: ObserverBufferPolicy, onDrop: @escaping @Sendable (String) -> Void) {
+    init(policy: ObserverBufferPolicy, onDrop: @escaping @Sendable (String, Int) -> Void) {
         deviceMerged = StreamHub(name: "device", policy: policy, onDrop: onDrop)
         organizationMerged = StreamHub(name: "organization", policy: policy, onDrop: onDrop)
         archive = StreamHub(name: "archive", policy: policy, onDrop: onDrop)

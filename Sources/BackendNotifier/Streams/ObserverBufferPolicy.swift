@@ -1,7 +1,8 @@
 /// How much each observer of a notifier stream may fall behind, and what is dropped when it does.
 ///
 /// Drops are never silent: each one is counted (``BackendNotifier/statistics()``, metric
-/// `vortex_realtime_buffer_drops_total`) and logged.
+/// `vortex_realtime_buffer_drops_total`), logged, and reported on ``BackendNotifier/connectionEvents()`` as
+/// ``NotifierConnectionEvent/eventsLost(stream:transport:loss:)`` with reason `bufferOverflow`. Default limit: 1024.
 public struct ObserverBufferPolicy: Sendable, Equatable {
     /// What goes when the buffer is full.
     public enum Overflow: String, Sendable, Equatable {
@@ -17,7 +18,7 @@ public struct ObserverBufferPolicy: Sendable, Equatable {
     public var overflow: Overflow
 
     /// Creates a policy.
-    public init(limit: Int = 256, overflow: Overflow = .dropOldest) {
+    public init(limit: Int = 1024, overflow: Overflow = .dropOldest) {
         self.limit = max(1, limit)
         self.overflow = overflow
     }

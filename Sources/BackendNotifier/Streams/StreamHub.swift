@@ -14,10 +14,11 @@ final class StreamHub<Value: Sendable>: Sendable {
     let name: String
     private let state = Locked(State())
     private let policy: ObserverBufferPolicy
-    private let onDrop: @Sendable (String) -> Void
+    private let onDrop: @Sendable (String, Int) -> Void
 
-    /// - Parameter onDrop: called for every value an observer's full buffer dropped (metrics, logs).
-    init(name: String, policy: ObserverBufferPolicy, onDrop: @escaping @Sendable (String) -> Void) {
+    /// - Parameter onDrop: called with the stream's name and the number of values full observer buffers dropped, once
+    ///   per delivery that dropped any (metrics, logs, loss reports).
+    init(name: String, policy: ObserverBufferPolicy, onDrop: @escaping @Sendable (String, Int) -> Void) {
         self.name = name
         self.policy = policy
         self.onDrop = onDrop
@@ -64,7 +65,7 @@ final class StreamHub<Value: Sendable>: Sendable {
             state.delivered += received
             state.dropped += drops
         }
-        for _ in 0..<drops { onDrop(name) }
+        if drops > 0 { onDrop(name, drops) }
         return received
     }
 

@@ -3,8 +3,8 @@ import GraphQL
 /// The executable legacy schema: ``LegacySchemaSDL/text`` built by GraphQLSwift's `buildSchema(source:)`, then given
 /// its resolvers during setup (an SDL-built schema has none):
 ///
-/// - each `Subscription` field gets a `subscribe` resolver that checks the arguments against the connection's user
-///   (``LegacyGraphQLContext``) and returns the connection's filtered slice of `EventBus.domainEvents()` as an
+/// - each `Subscription` field gets a `subscribe` resolver that scopes it by the connection's user (the optional
+///   argument, when given, is checked against that user: ``LegacyGraphQLContext``) and returns the connection's filtered slice of `EventBus.domainEvents()` as an
 ///   `AsyncSequence` of ``LegacyEventSource`` values, and a `resolve` that hands the event on as the field's value;
 /// - `Query.health` answers `"ok"`;
 /// - `scalar JSON` serializes a ``JSONValue`` (the AI `options`) into the identical `Map`, and parses input values
@@ -45,8 +45,15 @@ enum LegacyGraphQLSchema {
                 guard let context = context as? LegacyGraphQLContext else {
                     throw GraphQLError(message: "Internal error: no connection context")
                 }
-                guard case .string(let argument) = arguments[topic.argumentName] else {
-                    throw GraphQLError(message: "Argument \"\(topic.argumentName)\" is required", nodes: info.fieldASTs, path: info.path)
+                // The documents give no arguments: the legacy server scopes a subscription by the connection's user. The
+                // optional argument (a local extension) must then name that user or their organization.
+                let argument: String
+                if case .string(let given) = arguments[topic.argumentName] {
+                    argument = given
+                } else if let scope = context.defaultArgument(for: topic) {
+                    argument = scope
+                } else {
+                    throw GraphQLError(message: "Forbidden", nodes: info.fieldASTs, path: info.path)
                 }
                 guard context.allows(topic, argument: argument) else {
                     throw GraphQLError(message: "Forbidden", nodes: info.fieldASTs, path: info.path)
@@ -112,6 +119,15 @@ struct LegacyGraphQLContext: Sendable {
     let userID: String
     /// The event bus (its `directory` and `recipients(of:)` do the permission filtering).
     let bus: EventBus
+
+    /// The scope of `topic` when the operation passes no argument: the user's organization (from the directory) or
+    /// the user; `nil` when the user belongs to no organization.
+    func defaultArgument(for topic: LegacyTopic) -> String? {
+        switch topic {
+        case .deviceState, .archiveState, .organizationState: bus.directory.user(id: userID)?.organizationId
+        case .roleChange, .userTokenRevoke: userID
+        }
+    }
 
     /// Whether the user may subscribe to `topic` with `argument`: an organization topic only for the user's own
     /// organization (in the directory), a user topic only for the user themself.

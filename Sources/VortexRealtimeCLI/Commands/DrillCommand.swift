@@ -1,4 +1,5 @@
 import ArgumentParser
+import Composition
 import Foundation
 import LocalBackend
 import RealtimeDrill
@@ -7,7 +8,7 @@ import RealtimeDrill
 struct DrillCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "drill",
-        abstract: "Run the parity check and the rollback drill; exit 0 only when everything matched.",
+        abstract: "Run preflight, the parity check and the rollback drill; exit 0 only when everything matched.",
         discussion: """
             --backend embedded (default) starts the local backend in-process. --backend URL uses a running
             `vortex-realtime serve --admin` at that base URL (http://HOST:PORT), with --token for the drill's user (u-1 in
@@ -62,6 +63,18 @@ struct DrillCommand: AsyncParsableCommand {
         }
         var runner = DrillRunner(backend: drillBackend)
         runner.onProgress = { StandardStreams.error($0) }
+        // Preflight first: the drill relies on every GraphQL document and AppSync channel being servable.
+        let preflight: [PreflightReport]
+        do { preflight = try await runner.runPreflight() } catch {
+            await drillBackend.shutdown()
+            throw CLIFailure.runtime("preflight failed: \(error)")
+        }
+        for report in preflight where !json { StandardStreams.error(PreflightCommand.render(report)) }
+        guard preflight.allSatisfy(\.passed) else {
+            await drillBackend.shutdown()
+            if json { StandardStreams.output(JSONLine.encode(["preflight": preflight])) }
+            throw CLIFailure.runtime("preflight failed: the drill would not be meaningful (see the report above)")
+        }
         let report: DrillReport
         do { report = try await runner.run(events: events) } catch {
             await drillBackend.shutdown()

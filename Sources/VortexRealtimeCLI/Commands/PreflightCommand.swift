@@ -1,0 +1,89 @@
+import ArgumentParser
+import BackendNotifier
+import Composition
+import Foundation
+import SubscriberCore
+
+/// `vortex-realtime preflight`: checks that a server can serve every upstream the notifier will ask of it.
+struct PreflightCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "preflight",
+        abstract: "Check a server before a rollback or a flip; exit 0 only when everything checks out.",
+        discussion: """
+            GraphQL: reads the server's schema by introspection and checks every document the notifier would send (the
+            configured graphQLOperations of --config, or the default documents), naming each missing operation, argument
+            or field. AppSync: confirms the five channels of --user subscribe. Exit status 0 when everything checks out,
+            1 otherwise, 2 for bad arguments.
+            """
+    )
+
+    @Option(help: "graphql or appsync.")
+    var transport: RealtimeConfiguration.TransportKind
+
+    @Option(help: "The GraphQL ws(s):// URL, or the AppSync HTTP URL ending in /event.")
+    var endpoint: String
+
+    @Option(help: "A JWT for the user (GraphQL connection_init; AppSync Cognito/OIDC or Lambda).")
+    var token: String?
+
+    @Option(name: .customLong("api-key"), help: "An AppSync API key.")
+    var apiKey: String?
+
+    @Option(help: "The signed-in user's id.")
+    var user: String
+
+    @Option(help: "The user's organization id.")
+    var org: String
+
+    @Option(help: "A JSON configuration file (its graphQLOperations are the documents checked).")
+    var config: String?
+
+    @Option(help: "Seconds each check may take.")
+    var timeout: Double = 10
+
+    @Flag(help: "Print the report as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard (token == nil) != (apiKey == nil) else { throw ValidationError("--token: give exactly one of --token and --api-key") }
+        guard timeout > 0 else { throw ValidationError("--timeout: must be positive") }
+    }
+
+    func run() async throws {
+        let logger = CLILogging.bootstrap(verbose: false, level: .error)
+        var base = RealtimeConfiguration()
+        if let config {
+            do { base = try base.applyingFile(config) } catch { throw CLIFailure.badArgument("--config", "\(error)") }
+        }
+        base.transport = transport
+        base.failover.enabled = false
+        if transport == .appsync { base.appSyncEndpoint = endpoint } else { base.graphQLEndpoint = endpoint }
+        if let apiKey {
+            base.authMode = .apiKey
+            base.apiKey = apiKey
+        } else {
+            base.authMode = .session
+            base.apiKey = nil
+        }
+        do { try base.validate() } catch {
+            throw CLIFailure.badArgument(config == nil ? "--endpoint" : "--config", "\(error)")
+        }
+        let credentials: AuthCredentials = token.map(AuthCredentials.bearerToken) ?? .apiKey(apiKey ?? "")
+        var preflight = RealtimePreflight(
+            configuration: base, auth: StaticAuthSession(credentials), userId: user, organizationId: org, logger: logger)
+        preflight.timeout = .milliseconds(Int64(timeout * 1000))
+        let report = await preflight.run(transport)
+        StandardStreams.output(json ? JSONLine.encode(report) : Self.render(report))
+        if !report.passed { throw ExitCode(1) }
+    }
+
+    /// One line per check, then the problems indented.
+    static func render(_ report: PreflightReport) -> String {
+        var lines = ["preflight \(report.transport): \(report.passed ? "passed" : "FAILED")"]
+        for check in report.checks {
+            lines.append("  \(check.passed ? "ok  " : "FAIL") \(check.name)")
+            for problem in check.problems { lines.append("         \(problem)") }
+        }
+        return lines.joined(separator: "\n")
+    }
+}

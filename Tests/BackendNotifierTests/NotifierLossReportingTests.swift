@@ -1,0 +1,61 @@
+@testable import BackendNotifier
+import Foundation
+import RealtimeTesting
+import SubscriberCore
+import Testing
+
+/// Issue 10 item 4: every loss reaches `connectionEvents()` with stream, count and window: transport losses, observer
+/// buffer drops and undecodable events.
+@Suite("BackendNotifier loss reporting")
+struct NotifierLossReportingTests {
+    static func losses(_ events: ValueProbe<NotifierConnectionEvent>) -> [(String, LossReport)] {
+        events.received.compactMap { event in
+            if case .eventsLost(let stream, _, let loss) = event { return (stream, loss) }
+            return nil
+        }
+    }
+
+    @Test("a full observer buffer reports eventsLost(bufferOverflow) for its stream with the count dropped")
+    func observerDrops() async throws {
+        let harness = NotifierHarness { $0.bufferPolicy = ObserverBufferPolicy(limit: 2, overflow: .dropOldest) }
+        let events = ValueProbe(await harness.notifier.connectionEvents())
+        let stream = await harness.notifier.planValues()
+        let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("organization/*"))
+        for index in 0..<5 {
+            upstream.send(json: #"{"eventType":"organization/planChanged","timestamp":"\#(Samples.timestamp)","orgId":"o-\#(index)"}"#)
+        }
+        try await withTestTimeout(5, "three drops reported") {
+            while Self.losses(events).reduce(0, { $0 + $1.1.count }) < 3 { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        let losses = Self.losses(events)
+        #expect(losses.allSatisfy { $0.0 == "plan" && $0.1.reason == .bufferOverflow && $0.1.window.start <= $0.1.window.end })
+        #expect(losses.reduce(0) { $0 + $1.1.count } == 3)
+        _ = stream
+    }
+
+    @Test("an undecodable event reports eventsLost(undecodable) for its upstream; the stream goes on")
+    func undecodable() async throws {
+        let harness = NotifierHarness()
+        let events = ValueProbe(await harness.notifier.connectionEvents())
+        let revokes = ValueProbe(await harness.notifier.revokeValues())
+        let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("tokenRevoked"))
+        upstream.send(json: "not json")
+        upstream.send(json: Samples.revoke)
+        #expect(try await revokes.next().userId == "u-1")
+        let event = try await events.next()
+        guard case .eventsLost(let stream, let transport, let loss) = event else { Issue.record("expected eventsLost, got \(event)"); return }
+        #expect(stream == "revoke" && transport == "appsync" && loss.count == 1 && loss.reason == .undecodable)
+        #expect(loss.window.duration == EventRouter.lossMargin)
+    }
+
+    @Test("a transport's loss report (gap in a live subscription, buffer overflow) is forwarded with its stream")
+    func transportLoss() async throws {
+        let harness = NotifierHarness()
+        let events = ValueProbe(await harness.notifier.connectionEvents())
+        _ = ValueProbe(await harness.notifier.roleValues())
+        let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("roleChanged"))
+        let window = GapWindow(start: Date(timeIntervalSince1970: 1), end: Date(timeIntervalSince1970: 2))
+        upstream.send(.lost(LossReport(count: 7, window: window, reason: .bufferOverflow)))
+        #expect(try await events.next() == .eventsLost(stream: "role", transport: "appsync", loss: LossReport(count: 7, window: window, reason: .bufferOverflow)))
+    }
+}
