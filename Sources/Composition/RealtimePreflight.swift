@@ -79,25 +79,22 @@ public struct RealtimePreflight: Sendable {
         guard let endpoint = configuration.graphQLEndpoint else { throw ConfigurationError(["graphQLEndpoint: required"]) }
         let settings = try GraphQLTransportConfiguration(endpoint)
         let credentials = try await auth.credentials(forceRefresh: false)
-        let connection = try await connector.connect(WebSocketRequest(url: settings.url, subprotocols: ["graphql-transport-ws"]))
-        do {
-            let schema = try await readSchema(from: connection, payload: settings.connectionPayload(credentials))
-            await connection.close(code: 1000, reason: "preflight done")
-            return schema
-        } catch {
-            await connection.close(code: 1000, reason: "preflight done")
-            throw error
-        }
+        let payload = settings.connectionPayload(credentials)
+        let request = WebSocketRequest(url: settings.url, subprotocols: ["graphql-transport-ws"])
+        // The scope closes the connection (1000) when reading the schema returns or throws.
+        return try await connector.withConnection(request) { connection in
+            try await Self.readSchema(from: connection, payload: payload)
+        }.value
     }
 
-    private func readSchema(from connection: any WebSocketConnection, payload: String) async throws -> IntrospectedSchema {
+    private static func readSchema(from connection: any WebSocketConnection, payload: String) async throws -> IntrospectedSchema {
         try await connection.send(.text(#"{"type":"connection_init","payload":\#(payload)}"#))
         var acknowledged = false
         while true {
-            switch await connection.receive() {
-            case .closed(let info):
-                throw PreflightFailure(acknowledged ? "the server closed the connection: \(info)" : "connection refused: \(info)")
-            case .message(let message):
+            switch try await connection.receive() {
+            case nil:
+                throw PreflightFailure(acknowledged ? "the server closed the connection" : "connection refused")
+            case let message?:
                 let object = Self.object(message)
                 switch object?["type"] as? String {
                 case "connection_ack":
