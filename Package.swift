@@ -181,6 +181,8 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "RealtimeDrill", "LocalBackend", "Composition", "BackendNotifier", "SubscriberCore", "RealtimeTesting",
+                "AppSyncEventsTransport", "GraphQLTransport",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
