@@ -443,6 +443,7 @@ struct StrawberryConformanceTests {
                             case .resumed(let window): gap = window
                             case .payload: continue  // values already in flight before the kill
                             case .live: Issue.record("a reconnect must report resumed, not live")
+                            case .lost(let loss): Issue.record("no loss expected on a reconnect: \(loss)")
                             }
                         }
                         let window = try #require(gap)
