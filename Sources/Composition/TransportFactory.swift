@@ -39,16 +39,7 @@ public struct TransportFactory: Sendable {
     public func make(_ kind: RealtimeConfiguration.TransportKind) throws -> any RealtimeTransport {
         switch kind {
         case .appsync:
-            guard let text = configuration.appSyncEndpoint else { throw ConfigurationError(["appSyncEndpoint: required for transport appsync"]) }
-            var settings = AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(text))
-            settings.reconnectPolicy = configuration.reconnectPolicy
-            settings.ackTimeout = .seconds(configuration.ackTimeoutSeconds)
-            settings.maxConnectionDuration = configuration.maxConnectionDurationSeconds.map { .seconds($0) }
-            settings.subscriptionBufferLimit = configuration.bufferLimit
-            let session: any AuthSession =
-                configuration.authMode == .apiKey ? APIKeyAuthSession(signedIn: auth, apiKey: configuration.apiKey ?? "") : auth
-            return AppSyncEventsTransport(
-                configuration: settings, auth: session, connector: connector, clock: clock, wallClock: wallClock, logger: logger)
+            return try makeAppSync()
         case .graphql:
             guard let text = configuration.graphQLEndpoint else { throw ConfigurationError(["graphQLEndpoint: required for transport graphql"]) }
             var settings = try GraphQLTransportConfiguration(text)
@@ -59,6 +50,24 @@ public struct TransportFactory: Sendable {
             return GraphQLTransport(
                 configuration: settings, auth: auth, connector: connector, clock: clock, wallClock: wallClock, logger: logger)
         }
+    }
+}
+
+extension TransportFactory {
+    /// A new, unconnected AppSync Events transport from the configuration, with `adjust` applied last to the settings
+    /// no ``RealtimeConfiguration`` key covers (for example the publish route of a command-line publish).
+    public func makeAppSync(adjusting adjust: (inout AppSyncEventsConfiguration) -> Void = { _ in }) throws -> AppSyncEventsTransport {
+        guard let text = configuration.appSyncEndpoint else { throw ConfigurationError(["appSyncEndpoint: required for transport appsync"]) }
+        var settings = AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(text))
+        settings.reconnectPolicy = configuration.reconnectPolicy
+        settings.ackTimeout = .seconds(configuration.ackTimeoutSeconds)
+        settings.maxConnectionDuration = configuration.maxConnectionDurationSeconds.map { .seconds($0) }
+        settings.subscriptionBufferLimit = configuration.bufferLimit
+        adjust(&settings)
+        let session: any AuthSession =
+            configuration.authMode == .apiKey ? APIKeyAuthSession(signedIn: auth, apiKey: configuration.apiKey ?? "") : auth
+        return AppSyncEventsTransport(
+            configuration: settings, auth: session, connector: connector, clock: clock, wallClock: wallClock, logger: logger)
     }
 }
 

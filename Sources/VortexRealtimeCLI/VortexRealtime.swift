@@ -17,6 +17,7 @@ struct VortexRealtime: AsyncParsableCommand {
     /// Runs the command, mapping failures to the documented exit statuses: 0 success (and --help),
     /// 1 runtime failure, 2 bad arguments (one line on stderr naming the argument).
     static func main() async {
+        StandardStreams.prepare()
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

@@ -62,4 +62,44 @@ struct AppSyncIAMTests {
         #expect(try await publishing.value.allSucceeded)
         await transport.disconnect()
     }
+
+    @Test("an uppercase host with an explicit :443: connect and subscribe objects carry and sign the same lowercase host")
+    func iamHostAsSent() async throws {
+        let endpoint = try AppSyncEndpoint("https://ABC.Appsync-Api.us-east-1.amazonaws.com:443/event")
+        let harness = try AppSyncHarness(auth: ScriptedAuthSession(.iam(Self.credentials))) { $0.endpoint = endpoint }
+        let probe = await harness.subscribe("default/a")
+        let connection = try await harness.acceptConnection()
+        let header = try #require(connection.request.subprotocols.last)
+        let decoded = try #require(AppSyncAuthorizer.decodeBase64URL(String(header.dropFirst("header-".count))))
+        let connectAuth = try #require(JSONSerialization.jsonObject(with: decoded) as? [String: String])
+        let frame = try await connection.nextSentJSON()
+        let subscribeAuth = try #require(frame["authorization"] as? [String: String])
+        for (auth, body) in [(connectAuth, "{}"), (subscribeAuth, #"{"channel":"default/a"}"#)] {
+            let host = try #require(auth["host"])
+            #expect(host == "abc.appsync-api.us-east-1.amazonaws.com")
+            // Re-sign with the host exactly as received, the way the service checks it.
+            let amzDate = try #require(auth["x-amz-date"])
+            let date = try #require(SigV4TestDate.parse(amzDate))
+            var headers = AppSyncAuthorizer.iamBaseHeaders
+            headers["host"] = host
+            let expected = SigV4Signer(
+                accessKeyID: Self.credentials.accessKeyID, secretAccessKey: Self.credentials.secretAccessKey,
+                sessionToken: Self.credentials.sessionToken, region: "us-east-1", service: "appsync"
+            ).sign(method: "POST", url: endpoint.httpURL, headers: headers, body: Data(body.utf8), date: date)
+            #expect(auth["Authorization"] == expected["Authorization"])
+        }
+        _ = probe
+        await harness.transport.disconnect()
+    }
+}
+
+/// Parses `x-amz-date` (`yyyyMMdd'T'HHmmss'Z'`, UTC).
+enum SigV4TestDate {
+    static func parse(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        return formatter.date(from: text)
+    }
 }

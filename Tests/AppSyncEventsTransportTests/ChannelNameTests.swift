@@ -23,8 +23,15 @@ struct ChannelNameTests {
         ("a-b/c", "a-b/c"),
         ("0/9", "0/9"),
         ("A-0-z/ABC-xyz-019", "A-0-z/ABC-xyz-019"),
-        ("ns/-lead/trail-/-", "ns/-lead/trail-/-"),
         ("ns/a--b", "ns/a--b"),
+        ("ns/a-b-c", "ns/a-b-c"),
+        // The pattern's optional trailing "/" (AWS accepts `default/a/`).
+        ("default/a/", "default/a"),
+        ("/default/a/", "default/a"),
+        ("default/", "default"),
+        ("/default/", "default"),
+        ("a/b/c/d/e/", "a/b/c/d/e"),
+        ("\(fifty)/\(fifty)/", "\(fifty)/\(fifty)"),
     ])
     func validEverywhere(channel: String, normalised: String) throws {
         #expect(try ChannelName.validate(channel, for: .subscribe) == normalised)
@@ -52,15 +59,16 @@ struct ChannelNameTests {
         "",
         "/",
         "//",
+        "///",
         "a//b",
-        "a/",
-        "/a/",
         "//a",
-        "a/b/",
+        "a//",
         "a/b//",
+        "//a//",
         // Too many segments.
         "a/b/c/d/e/f",
         "/a/b/c/d/e/f",
+        "a/b/c/d/e/f/",
         "a/b/c/d/e/*",
         // Segment length.
         "ns/\(fiftyOne)",
@@ -87,12 +95,22 @@ struct ChannelNameTests {
         "-",
         "-/x",
         "-ns",
+        // Every segment starts and ends with a letter or digit, not only the namespace.
+        "default/-bad-",
+        "default/-bad",
+        "default/bad-",
+        "default/-",
+        "ns/-lead/trail-/-",
+        "ns/ok/-",
+        "ns/a/b-/",
         // Wildcard placement.
         "*",
         "/*",
         "*/a",
         "ns/*/x",
         "ns/a/*/*",
+        "ns/*/",
+        "/ns/a/*/",
     ])
     func invalidEverywhere(channel: String) {
         for use in [ChannelName.Use.subscribe, .publish] {

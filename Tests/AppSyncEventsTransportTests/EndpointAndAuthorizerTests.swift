@@ -242,4 +242,49 @@ struct AppSyncAuthorizerTests {
         #expect(positions == positions.sorted())
         #expect(authorizer.subprotocols() == ["aws-appsync-event-ws", header])
     }
+
+    /// (endpoint text, the `host` every auth object must carry: what an HTTP client sends as `Host`)
+    static let hostForms: [(String, String)] = [
+        (awsHTTP, awsHost),
+        ("https://ABC.Appsync-Api.US-East-1.amazonaws.com/event", awsHost),
+        ("https://abc.appsync-api.us-east-1.amazonaws.com:443/event", awsHost),
+        ("https://ABC.APPSYNC-API.us-east-1.AMAZONAWS.COM:443/event", awsHost),
+        ("wss://ABC.appsync-realtime-api.us-east-1.amazonaws.com:443/event/realtime", awsHost),
+        ("https://API.Example.com:8443/event", "api.example.com:8443"),
+        ("http://127.0.0.1:8787/event", "127.0.0.1:8787"),
+        ("http://LOCALHOST:80/event", "localhost"),
+        ("ws://[::1]:8080/event/realtime", "[::1]:8080"),
+    ]
+
+    @Test("every auth object carries the HTTP Host form: lowercase, the default port dropped", arguments: hostForms)
+    func hostForm(text: String, host: String) throws {
+        let endpoint = try AppSyncEndpoint(text)
+        for credentials in Self.allCredentials {
+            let authorizer = AppSyncAuthorizer(endpoint: endpoint, credentials: credentials)
+            #expect(authorizer.host == host)
+            #expect(authorizer.authorization(body: "{}")["host"] == host, "\(credentials)")
+            #expect(authorizer.authorization(body: #"{"channel":"default/a"}"#)["host"] == host, "\(credentials)")
+        }
+    }
+
+    @Test("IAM signs exactly the host it sends, whatever the letter case or port of the URL", arguments: hostForms)
+    func iamSignsTheSentHost(text: String, host: String) throws {
+        let aws = AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "secret", sessionToken: "session", region: "us-east-1")
+        let date = Date(timeIntervalSince1970: 1_700_000_000)
+        let endpoint = try AppSyncEndpoint(text)
+        let authorizer = AppSyncAuthorizer(endpoint: endpoint, credentials: .iam(aws), now: { date })
+        let body = #"{"channel":"default/a"}"#
+        let sent = authorizer.authorization(body: body)
+        let sentHost = try #require(sent["host"])
+        #expect(sentHost == host)
+        // A server recomputes the signature from the headers it received: host taken verbatim from the object.
+        var received = sent.filter { $0.key != "Authorization" && $0.key != "x-amz-date" && $0.key != "x-amz-security-token" }
+        received["host"] = sentHost
+        let recomputed = SigV4Signer(
+            accessKeyID: aws.accessKeyID, secretAccessKey: aws.secretAccessKey, sessionToken: aws.sessionToken, region: aws.region
+        ).signingDetails(method: "POST", url: endpoint.httpURL, headers: received, body: Data(body.utf8), date: date)
+        #expect(recomputed.canonicalRequest.contains("\nhost:\(sentHost)\n"))
+        #expect(sent["Authorization"] == recomputed.authorization)
+        #expect(sent.keys.filter { $0.lowercased() == "host" }.count == 1, "one host, not two spellings")
+    }
 }

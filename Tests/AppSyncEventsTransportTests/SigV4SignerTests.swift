@@ -1,4 +1,5 @@
 import Foundation
+import SubscriberCore
 import Testing
 
 @testable import AppSyncEventsTransport
@@ -765,6 +766,34 @@ struct SigV4SignerBotocoreTests {
                 "\(reference)")
             #expect(header("x-amz-security-token", in: details.headers) == item.sessionToken, "\(reference)")
         }
+    }
+
+    @Test(
+        "AppSyncAuthorizer's IAM objects match botocore for the URL as configured (uppercase host, explicit :443)",
+        arguments: [
+            "https://abc.appsync-api.us-east-1.amazonaws.com/event",
+            "https://ABC.Appsync-Api.US-EAST-1.amazonaws.com/event",
+            "https://abc.appsync-api.us-east-1.amazonaws.com:443/event",
+            "https://ABC.APPSYNC-API.us-east-1.amazonaws.com:443/event",
+            "https://Events.Example.com:8443/event",
+        ])
+    func authorizerMatchesBotocore(url: String) throws {
+        let aws = AWSCredentials(
+            accessKeyID: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            sessionToken: SigV4Case.temporaryToken, region: "us-east-1")
+        let endpoint = try AppSyncEndpoint(url)
+        let authorizer = AppSyncAuthorizer(endpoint: endpoint, credentials: .iam(aws), now: { SigV4Case.appSyncDate })
+        let body = String(decoding: SigV4Case.subscribeBody, as: UTF8.self)
+        let sent = authorizer.authorization(body: body)
+        // botocore derives `host` from the URL itself (what its HTTP stack would send); the client must agree.
+        let item = SigV4Case(
+            name: url, method: "POST", url: url, headers: AppSyncAuthorizer.iamBaseHeaders, body: SigV4Case.subscribeBody,
+            date: SigV4Case.appSyncDate, accessKeyID: aws.accessKeyID, secretAccessKey: aws.secretAccessKey,
+            sessionToken: aws.sessionToken, region: aws.region, service: "appsync")
+        let result = try #require(try BotocorePeer.sign([item]).first)
+        let host = try #require(sent["host"])
+        #expect(result.canonicalRequest.contains("\nhost:\(host)\n"), "botocore signed another host than \(host)")
+        #expect(header("Authorization", in: sent) == header("Authorization", in: result.headers))
     }
 
     @Test("a wrong secret is caught by the cross-check")

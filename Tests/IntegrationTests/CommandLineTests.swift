@@ -53,6 +53,10 @@ struct CommandLineTests {
         (["publish", "--endpoint", "https://a.appsync-api.us-east-1.amazonaws.com/event", "--api-key", "k", "--channel", "a/*", "1"], "--channel"),
         (["tail", "--endpoint", "https://a.appsync-api.us-east-1.amazonaws.com/event", "--token", "t", "--channel", "a/b", "--reconnect", "x"], "--reconnect"),
         (["serve", "--port", "70000"], "--port"),
+        (["serve", "--namespace", "-bad"], "--namespace"),
+        (["tail", "--endpoint", "https://a.appsync-api.us-east-1.amazonaws.com/event", "--token", "t", "--channel", "default/-bad-"], "--channel"),
+        (["tail", "--transport", "graphql", "--endpoint", "ws://127.0.0.1:9/graphql", "--token", "t", "--query", "query { health }"], "--query"),
+        (["tail", "--transport", "graphql", "--endpoint", "ws://127.0.0.1:9/graphql", "--token", "t", "--query", "subscription { ...F }"], "--query"),
         (["token", "--secret", "short", "--user", "u-1"], "--secret"),
         (["drill", "--events", "1"], "--events"),
     ])

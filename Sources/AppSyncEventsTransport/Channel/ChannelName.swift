@@ -2,10 +2,15 @@ import SubscriberCore
 
 /// AppSync Events channel naming rules, checked before anything is sent.
 ///
-/// - A channel is `namespace/segment/...`: 1 to 5 segments including the namespace; a leading `/` is optional.
-/// - The namespace matches `[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?` (the service's published pattern).
-/// - Other segments are 1 to 50 characters of `A-Z a-z 0-9 -`.
-/// - A final `*` segment (wildcard) is allowed only to subscribe, and not as the namespace.
+/// The service's published pattern is
+/// `^\/?[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?(?:\/[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?){0,4}\/?$`:
+///
+/// - A channel is `namespace/segment/...`: 1 to 5 segments including the namespace.
+/// - Every segment, the namespace included, is 1 to 50 characters of `A-Z a-z 0-9 -` that starts and ends with a
+///   letter or digit.
+/// - One leading and one trailing `/` are optional (`/default/a/` is `default/a`).
+/// - A final `/*` (wildcard) is allowed only to subscribe, never as the namespace nor followed by `/`; it counts as
+///   one of the 5 segments.
 public enum ChannelName {
     /// The most segments a channel may have, namespace included.
     public static let maxSegments = 5
@@ -20,10 +25,17 @@ public enum ChannelName {
         case publish
     }
 
-    /// Returns the channel without a leading `/`, or throws `RealtimeError/invalidChannel(_:reason:)`.
+    /// Returns the channel without its optional leading and trailing `/`, or throws
+    /// `RealtimeError/invalidChannel(_:reason:)`.
     @discardableResult
     public static func validate(_ channel: String, for use: Use) throws(RealtimeError) -> String {
-        let trimmed = channel.hasPrefix("/") ? String(channel.dropFirst()) : channel
+        var trimmed = Substring(channel)
+        if trimmed.hasPrefix("/") { trimmed = trimmed.dropFirst() }
+        if trimmed.hasSuffix("/") {
+            trimmed = trimmed.dropLast()
+            // The pattern allows a trailing "/" after a segment; a wildcard must be the very end ("/*").
+            if trimmed.hasSuffix("*") { throw .invalidChannel(channel, reason: "a wildcard channel must end in /*") }
+        }
         guard !trimmed.isEmpty else { throw .invalidChannel(channel, reason: "empty") }
         let segments = trimmed.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count <= maxSegments else {
@@ -37,21 +49,23 @@ public enum ChannelName {
                 guard use == .subscribe else { throw .invalidChannel(channel, reason: "cannot publish to a wildcard channel") }
                 continue
             }
-            guard segment.count <= maxSegmentLength else {
-                throw .invalidChannel(channel, reason: "segment \"\(segment)\" is longer than \(maxSegmentLength) characters")
-            }
-            guard segment.unicodeScalars.allSatisfy(isAllowed) else {
-                throw .invalidChannel(channel, reason: "segment \"\(segment)\" may contain only A-Z, a-z, 0-9 and '-'")
-            }
-            if index == 0 && (segment.hasPrefix("-") || segment.hasSuffix("-")) {
-                throw .invalidChannel(channel, reason: "the namespace cannot start or end with '-'")
+            if let problem = segmentProblem(segment) {
+                throw .invalidChannel(channel, reason: "segment \"\(segment)\" \(problem)")
             }
         }
-        return trimmed
+        return String(trimmed)
     }
 
     /// Whether `channel` ends in a wildcard segment.
     public static func isWildcard(_ channel: String) -> Bool { channel.hasSuffix("/*") }
+
+    /// Why `segment` breaks `[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?`, or `nil` when it matches.
+    static func segmentProblem(_ segment: Substring) -> String? {
+        if segment.count > maxSegmentLength { return "is longer than \(maxSegmentLength) characters" }
+        if !segment.unicodeScalars.allSatisfy(isAllowed) { return "may contain only A-Z, a-z, 0-9 and '-'" }
+        if segment.hasPrefix("-") || segment.hasSuffix("-") { return "must start and end with a letter or digit" }
+        return nil
+    }
 
     private static func isAllowed(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar {

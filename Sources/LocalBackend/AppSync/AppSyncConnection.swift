@@ -173,6 +173,10 @@ actor AppSyncConnection {
             outbox.send(AppSyncServerMessage.error(id: nil, .badRequest("subscribe requires an id")))
             return
         }
+        guard AppSyncMessageID.isValid(id) else {
+            outbox.send(AppSyncServerMessage.subscribeError(id: id, .invalidID))
+            return
+        }
         guard let rawChannel = object["channel"] as? String, let channel = try? ChannelName.validate(rawChannel, for: .subscribe) else {
             outbox.send(AppSyncServerMessage.subscribeError(id: id, .invalidChannel))
             return
@@ -208,16 +212,24 @@ actor AppSyncConnection {
             outbox.send(AppSyncServerMessage.error(id: nil, .badRequest("unsubscribe requires an id")))
             return
         }
+        guard AppSyncMessageID.isValid(id) else {
+            outbox.send(AppSyncServerMessage.unsubscribeError(id: id, .invalidID))
+            return
+        }
         if await services.hub.unsubscribe(self.id, id: id) {
             outbox.send(AppSyncServerMessage.unsubscribeSuccess(id: id))
         } else {
-            outbox.send(AppSyncServerMessage.unsubscribeError(id: id, .badRequest("No subscription with id \(id)")))
+            outbox.send(AppSyncServerMessage.unsubscribeError(id: id, .unknownOperation(id)))
         }
     }
 
     private func publish(id: String?, _ object: [String: Any]) async {
         guard let id, !id.isEmpty else {
             outbox.send(AppSyncServerMessage.publishError(id: nil, .badRequest("publish requires an id")))
+            return
+        }
+        guard AppSyncMessageID.isValid(id) else {
+            outbox.send(AppSyncServerMessage.publishError(id: id, .invalidID))
             return
         }
         let request: AppSyncPublishRequest
@@ -243,7 +255,7 @@ actor AppSyncConnection {
     /// Authenticates an operation's `authorization` object over its signed `body` and applies the channel rules.
     private func authorize(_ authorization: Any?, body: String, channel: String) async -> Result<CallerIdentity, AppSyncErrorEntry> {
         guard let auth = AuthObject(json: authorization) else { return .failure(.unauthorized("Missing authorization")) }
-        switch await services.authenticator.authenticate(auth, body: body) {
+        switch await services.authenticator.authenticate(auth, body: body, host: .optional) {
         case .failure(let failure):
             return .failure(failure.entry)
         case .success(let caller):

@@ -16,6 +16,14 @@ struct AppSyncErrorEntry: Sendable, Equatable, Error {
     /// The service's answer to a channel that breaks the naming rules (a wildcard publish included).
     static let invalidChannel = AppSyncErrorEntry.badRequest("Invalid Channel Format")
 
+    /// The answer to an operation id that breaks ``AppSyncMessageID/pattern``.
+    static let invalidID = AppSyncErrorEntry.badRequest("Invalid id: it must match \(AppSyncMessageID.pattern)")
+
+    /// The answer to `unsubscribe` for an id with no subscription (protocols.md: `UnknownOperationError`).
+    static func unknownOperation(_ id: String) -> AppSyncErrorEntry {
+        AppSyncErrorEntry(errorType: "UnknownOperationError", message: "Unknown operation id \(id)")
+    }
+
     static let maxSubscriptions = AppSyncErrorEntry(
         errorType: "MaxSubscriptionsReachedError", message: "Max number of subscriptions reached")
 

@@ -8,8 +8,19 @@ import Foundation
 /// - any other `Authorization` — an HS256 JWT when ``LocalBackendConfiguration/jwtSecret`` is set (`sub` = user id,
 ///   `exp` enforced), else (or when it is not a valid JWT) the ``LocalBackendConfiguration/lambdaAuthorizer``.
 ///
-/// Every mode requires `host` to name the server (its `HOST:PORT`), as the service checks its own host.
+/// `host` must name the server (its `HOST:PORT`) whenever it is present, as the service checks its own host. It is
+/// required at connect (``HostRule/required``) and for IAM, whose signature covers it; in `subscribe` and `publish`
+/// objects of the other modes it may be left out (``HostRule/optional``), as the AWS docs allow and as the official
+/// Swift SDK and the docs' publish example do.
 struct AppSyncAuthenticator: Sendable {
+    /// Whether an authorization object must carry `host`.
+    enum HostRule: Sendable {
+        /// At connect (the `header-` subprotocol or upgrade headers) and for HTTP publish.
+        case required
+        /// In `subscribe` and `publish` messages: only IAM needs it.
+        case optional
+    }
+
     let apiKeys: Set<String>
     let iam: IAMSignatureVerifier
     let jwt: JWTVerifier?
@@ -17,13 +28,16 @@ struct AppSyncAuthenticator: Sendable {
     let address: ServerAddress
 
     /// The identity behind `auth` for an operation whose signed body is `body`, or why it is refused.
-    func authenticate(_ auth: AuthObject, body: String, now: Date = Date()) async -> Result<CallerIdentity, AuthFailure> {
+    func authenticate(
+        _ auth: AuthObject, body: String, host hostRule: HostRule = .required, now: Date = Date()
+    ) async -> Result<CallerIdentity, AuthFailure> {
         guard auth.hasCredential else { return .failure(AuthFailure("No credentials: send x-api-key or Authorization")) }
         guard let expectedHost = address.hostAndPort else { return .failure(AuthFailure("The server is not listening yet")) }
-        guard let host = auth["host"] else { return .failure(AuthFailure("The authorization object has no host")) }
-        guard address.accepts(host) else {
+        let host = auth["host"]
+        if let host, !address.accepts(host) {
             return .failure(AuthFailure("The host in the authorization object does not match this API (expected \(expectedHost))"))
         }
+        if host == nil && hostRule == .required { return .failure(AuthFailure("The authorization object has no host")) }
         if let key = auth["x-api-key"] {
             return apiKeys.contains(key) ? .success(.backend(.apiKey)) : .failure(AuthFailure("Invalid API key"))
         }
@@ -32,6 +46,7 @@ struct AppSyncAuthenticator: Sendable {
         }
         if authorization.hasPrefix(IAMSignatureVerifier.scheme + " ") {
             guard !iam.credentials.isEmpty else { return .failure(AuthFailure("IAM authorization is not enabled")) }
+            guard let host else { return .failure(AuthFailure("IAM authorization needs host: the signature covers it")) }
             return iam.verify(auth, body: body, host: host, now: now)
         }
         var jwtFailure: AuthFailure?

@@ -9,7 +9,7 @@ import NIOCore
 ///
 /// | client sends | server does |
 /// |---|---|
-/// | anything, having not offered `graphql-transport-ws` | close 4406 `Subprotocol not acceptable` |
+/// | (nothing yet), having not offered `graphql-transport-ws` | close 4406 `Subprotocol not acceptable` right after the upgrade |
 /// | no `connection_init` within ``LocalBackendConfiguration/graphQLInitTimeout`` | close 4408 `Connection initialisation timeout` |
 /// | `connection_init` with a valid HS256 JWT in `payload.Authorization` | `connection_ack` |
 /// | `connection_init` refused (no/invalid/expired token, `expireTokens` fault) | close 4403 `Forbidden` |
@@ -35,26 +35,24 @@ actor GraphQLConnection {
     private let services: BackendServices
     private let schema: GraphQLSchema
     private let logger: Logger
-    private let subprotocolAccepted: Bool
     private var initReceived = false
     private var userID: String?
     private var closing = false
     private var operations: [String: Operation] = [:]
     private var nextToken = 0
 
-    private init(outbox: WebSocketOutbox, services: BackendServices, schema: GraphQLSchema, subprotocolAccepted: Bool, logger: Logger) {
+    private init(outbox: WebSocketOutbox, services: BackendServices, schema: GraphQLSchema, logger: Logger) {
         self.outbox = outbox
         self.services = services
         self.schema = schema
-        self.subprotocolAccepted = subprotocolAccepted
         self.logger = logger
     }
 
     /// Runs an accepted connection until it ends: the writer, the init timer and the reader (this task); then stops
     /// every operation. `subprotocolAccepted` is `false` when the client did not offer `graphql-transport-ws`: the
-    /// socket is then closed with 4406 `Subprotocol not acceptable` at its first message (or when the init timeout
-    /// passes). Not right after the upgrade: a close frame that follows the 101 at once is sometimes never seen by
-    /// swift-websocket's `WSClient` under load, and the client would hang instead of learning the reason.
+    /// socket is then closed with 4406 `Subprotocol not acceptable` straight after the upgrade, as the graphql-ws
+    /// reference server does (a client speaking another protocol would not understand any message). The reader still
+    /// runs, so the client's close frame completes the handshake.
     static func serve(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel, schema: GraphQLSchema,
         subprotocolAccepted: Bool, services: BackendServices
@@ -64,8 +62,9 @@ actor GraphQLConnection {
         var logger = services.logger
         logger[metadataKey: "graphql.connection"] = "\(id)"
         let connection = GraphQLConnection(
-            outbox: outbox, services: services, schema: schema, subprotocolAccepted: subprotocolAccepted, logger: logger)
+            outbox: outbox, services: services, schema: schema, logger: logger)
         logger.info("GraphQL connection opened")
+        if !subprotocolAccepted { await connection.close(4406, "Subprotocol not acceptable") }
         let initTimeout = services.configuration.graphQLInitTimeout
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [logger] in await outbox.run(writer: outbound, faults: services.faults, channel: channel, logger: logger) }
@@ -88,8 +87,7 @@ actor GraphQLConnection {
     private func closeUnlessAcknowledged(after timeout: Duration) async {
         do { try await Task.sleep(for: timeout) } catch { return }
         // As graphql-ws does: what must arrive in time is the `connection_init` itself (its verdict may follow).
-        guard !initReceived else { return }
-        guard subprotocolAccepted else { return close(4406, "Subprotocol not acceptable") }
+        guard !initReceived, !closing else { return }
         logger.info("no connection_init in time; closing with 4408")
         close(4408, "Connection initialisation timeout")
     }
@@ -112,7 +110,6 @@ actor GraphQLConnection {
 
     private func handle(_ message: InboundMessageReader.Message) async {
         guard !closing else { return }
-        guard subprotocolAccepted else { return close(4406, "Subprotocol not acceptable") }
         switch message {
         case .oversized(let size):
             logger.warning("oversized message", metadata: ["bytes": "\(size)"])

@@ -39,7 +39,7 @@ enum GraphQLRoute {
     static let schema: Result<GraphQLSchema, any Error> = Result { try LegacyGraphQLSchema.make() }
 
     /// Decides one upgrade of `GET /graphql`: always upgrades (echoing `graphql-transport-ws` when offered) and runs
-    /// a ``GraphQLConnection``; a client that did not offer the subprotocol is closed with 4406 (at its first message).
+    /// a ``GraphQLConnection``; a client that did not offer the subprotocol is closed with 4406 straight after the upgrade.
     static func decideUpgrade(request: HTTPRequest, channel: any Channel, services: BackendServices, logger: Logger) async
         -> WebSocketUpgradeDecision
     {

@@ -1,3 +1,5 @@
+import AppSyncEventsTransport
+
 /// Everything that shapes a ``LocalBackendServer``.
 public struct LocalBackendConfiguration: Sendable {
     /// The address to listen on. Default `127.0.0.1`.
@@ -24,8 +26,12 @@ public struct LocalBackendConfiguration: Sendable {
     /// How long a `/graphql` (graphql-transport-ws) connection may stay open without a `connection_init` before
     /// the server closes it with 4408. Default 3 s.
     public var graphQLInitTimeout: Duration = .seconds(3)
-    /// The namespaces channels may use. Default `vortex-app` and `default`.
-    public var namespaces: [String] = ["vortex-app", "default"]
+    /// The namespaces channels may use: a subscribe or publish on any other namespace is refused with
+    /// `BadRequestException` ("Namespace … does not exist"), as the service refuses namespaces the API does not
+    /// declare. Each is a valid namespace name (1 to 50 characters of `A-Z a-z 0-9 -`, starting and ending with a
+    /// letter or digit); at least one. Default ``defaultNamespaces``. Domain events fan out on `vortex-app`
+    /// channels, so keep `vortex-app` for them to reach AppSync subscribers.
+    public var namespaces: [String] = LocalBackendConfiguration.defaultNamespaces
     /// Users, organizations, roles and device groups, for domain event fan-out. Default ``UserDirectory/sample``.
     public var directory: UserDirectory = .sample
     /// Enables the admin endpoints under `/vortex`: `POST /vortex/events`, `POST`/`GET /vortex/faults`,
@@ -37,4 +43,20 @@ public struct LocalBackendConfiguration: Sendable {
 
     /// A configuration with every default.
     public init() {}
+
+    /// The namespaces a server declares unless told otherwise: `vortex-app` (the Vortex user channels) and `default`.
+    public static let defaultNamespaces = ["vortex-app", "default"]
+
+    /// Why `namespaces` cannot be used (empty, or a name the service would not accept), or `nil` when it can.
+    public static func namespaceProblem(_ namespaces: [String]) -> String? {
+        guard !namespaces.isEmpty else { return "namespaces: declare at least one" }
+        for namespace in namespaces {
+            // A namespace is a channel of exactly one segment, without the optional slashes.
+            let valid = !namespace.contains("/") && (try? ChannelName.validate(namespace, for: .publish)) != nil
+            if !valid {
+                return "namespace \"\(namespace)\": 1 to 50 characters of A-Z, a-z, 0-9 and '-', starting and ending with a letter or digit"
+            }
+        }
+        return nil
+    }
 }

@@ -75,6 +75,9 @@ public actor LocalBackendServer {
             throw LocalBackendError.invalidConfiguration(
                 "jwtSecret must be at least \(DevelopmentToken.minimumSecretBytes) bytes for HS256 (RFC 7518 §3.2)")
         }
+        if let problem = LocalBackendConfiguration.namespaceProblem(configuration.namespaces) {
+            throw LocalBackendError.invalidConfiguration(problem)
+        }
         let services = await makeServices()
         let router = Router(context: BasicRequestContext.self)
         AppSyncHTTPPublishRoute.register(on: router, services: services)

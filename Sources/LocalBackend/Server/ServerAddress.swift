@@ -21,10 +21,12 @@ final class ServerAddress: Sendable {
         value.withLock { $0 = Bound(hostAndPort: "\(bracketed):\(port)", port: port, wildcard: wildcard) }
     }
 
-    /// Whether `host` (from an auth object) names this server.
+    /// Whether `host` (from an auth object) names this server. On port 80 the port may be left out, as HTTP clients
+    /// (and `AppSyncAuthorizer`) write the `Host` of a default port.
     func accepts(_ host: String) -> Bool {
         guard let bound = value.withLock({ $0 }) else { return false }
         if host.lowercased() == bound.hostAndPort.lowercased() { return true }
+        if bound.port == 80, (host + ":80").lowercased() == bound.hostAndPort.lowercased() { return true }
         guard bound.wildcard, let colon = host.lastIndex(of: ":") else { return false }
         return Int(host[host.index(after: colon)...]) == bound.port
     }

@@ -1,5 +1,6 @@
 import AppSyncEventsTransport
 import ArgumentParser
+import Composition
 import Foundation
 import Logging
 import SubscriberCore
@@ -31,15 +32,19 @@ struct PublishCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = CLILogging.bootstrap(verbose: verbose)
-        let endpoint: AppSyncEndpoint
-        do { endpoint = try AppSyncEndpoint(self.endpoint) } catch { throw CLIFailure.badArgument("--endpoint", "\(error)") }
+        do { _ = try AppSyncEndpoint(endpoint) } catch { throw CLIFailure.badArgument("--endpoint", "\(error)") }
         do { try ChannelName.validate(channel, for: .publish) } catch { throw CLIFailure.badArgument("--channel", "\(error)") }
         do { try AppSyncPublishLimits.validate(events) } catch { throw CLIFailure.badArgument("EVENT_JSON", "\(error)") }
-        var configuration = AppSyncEventsConfiguration(endpoint: endpoint)
-        configuration.publishRoute = via
-        configuration.reconnectPolicy = .fixed(.seconds(1), maxAttempts: 2)
-        let transport = AppSyncEventsTransport(
-            configuration: configuration, auth: StaticAuthSession(try auth.credentials()), logger: logger)
+        var configuration = RealtimeConfiguration()
+        configuration.transport = .appsync
+        configuration.appSyncEndpoint = endpoint
+        configuration.reconnect = "fixed:1:attempts=2"
+        let factory = TransportFactory(configuration: configuration, auth: StaticAuthSession(try auth.credentials()), logger: logger)
+        let route = via
+        let transport: AppSyncEventsTransport
+        do { transport = try factory.makeAppSync { $0.publishRoute = route } } catch {
+            throw CLIFailure.badArgument("--endpoint", "\(error)")
+        }
         let result: PublishResult
         do {
             result = try await transport.publish(PublishRequest(channel: channel, events: events))

@@ -48,6 +48,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("graphql-init-timeout"), help: "Seconds a /graphql socket may wait for connection_init (then 4408).")
     var graphQLInitTimeout: Double = 3
 
+    @Option(
+        name: .customLong("namespace"),
+        help: ArgumentHelp(
+            "A channel namespace to declare (repeatable). Without any: "
+                + "\(LocalBackendConfiguration.defaultNamespaces.joined(separator: " and ")). Declared namespaces replace "
+                + "those defaults; domain events fan out on vortex-app channels, so keep vortex-app to receive them.",
+            valueName: "name"))
+    var namespaces: [String] = []
+
     @Option(help: "A user directory JSON file (default: the embedded sample).")
     var directory: String?
 
@@ -69,6 +78,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard graphQLInitTimeout > 0 else { throw ValidationError("--graphql-init-timeout: must be positive") }
         guard connectionTimeoutMs > 0 else { throw ValidationError("--connection-timeout-ms: must be positive") }
         if let maxConnectionDuration, maxConnectionDuration <= 0 { throw ValidationError("--max-connection-duration: must be positive") }
+        if !namespaces.isEmpty, let problem = LocalBackendConfiguration.namespaceProblem(namespaces) {
+            throw ValidationError("--namespace: \(problem)")
+        }
     }
 
     func run() async throws {
@@ -85,6 +97,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxConnectionDuration = maxConnectionDuration.map { .milliseconds(Int64($0 * 1000)) }
         configuration.graphQLInitTimeout = .milliseconds(Int64(graphQLInitTimeout * 1000))
         configuration.admin = admin
+        if !namespaces.isEmpty { configuration.namespaces = namespaces }
         if let directory {
             do { configuration.directory = try UserDirectory.load(from: directory) } catch {
                 throw CLIFailure.badArgument("--directory", "\(error)")

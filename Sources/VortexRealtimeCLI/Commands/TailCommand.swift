@@ -1,5 +1,6 @@
 import AppSyncEventsTransport
 import ArgumentParser
+import Composition
 import Foundation
 import GraphQLTransport
 import Logging
@@ -12,9 +13,10 @@ struct TailCommand: AsyncParsableCommand {
         abstract: "Subscribe and print one JSON line per event on stdout.",
         discussion: """
             AppSync Events (default): each event prints as {"channel":"<the channel as subscribed>","event":<the event>}.
-            GraphQL (--transport graphql): each `next` prints as {"data":…} (with "errors" when present).
-            Connection states and errors go to stderr. SIGINT/SIGTERM close the connection cleanly and exit 0; a
-            subscription the server rejects or ends with an error exits 1.
+            GraphQL (--transport graphql): each `next` prints its `data` object, {"<root field or alias>":<value as
+            sent>}; `errors` sent beside it go to stderr as "errors: […]".
+            Connection states and errors go to stderr. SIGINT/SIGTERM, or a closed stdout (`| head -1`), close the
+            connection cleanly and exit 0; a subscription the server rejects or ends with an error exits 1.
             """
     )
 
@@ -63,6 +65,9 @@ struct TailCommand: AsyncParsableCommand {
                 let object = try? JSONSerialization.jsonObject(with: Data(variables.utf8))
                 guard object is [String: Any] else { throw ValidationError("--variables: not a JSON object") }
             }
+            do { _ = try GraphQLResponseKey.find(in: query, operationName: operationName) } catch {
+                throw ValidationError("--query: \(error)")
+            }
         }
         guard ReconnectPolicy(parsing: reconnect) != nil else {
             throw ValidationError("--reconnect: expected fixed:SECONDS or exponential:BASE:MAX, got \"\(reconnect)\"")
@@ -71,38 +76,46 @@ struct TailCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = CLILogging.bootstrap(verbose: verbose)
-        let policy = ReconnectPolicy(parsing: reconnect) ?? .default
-        let session = StaticAuthSession(try auth.credentials())
-        let realtime: any RealtimeTransport
+        var configuration = RealtimeConfiguration()
+        configuration.reconnect = reconnect
         let subscriptions: [(request: SubscriptionRequest, line: @Sendable (RealtimePayload) -> String)]
         switch transport {
         case .appsync:
-            let endpoint: AppSyncEndpoint
-            do { endpoint = try AppSyncEndpoint(self.endpoint) } catch { throw CLIFailure.badArgument("--endpoint", "\(error)") }
+            do { _ = try AppSyncEndpoint(endpoint) } catch { throw CLIFailure.badArgument("--endpoint", "\(error)") }
             for channel in channels {
                 do { try ChannelName.validate(channel, for: .subscribe) } catch { throw CLIFailure.badArgument("--channel", "\(error)") }
             }
-            var configuration = AppSyncEventsConfiguration(endpoint: endpoint)
-            configuration.reconnectPolicy = policy
-            realtime = AppSyncEventsTransport(configuration: configuration, auth: session, logger: logger)
+            configuration.transport = .appsync
+            configuration.appSyncEndpoint = endpoint
             subscriptions = channels.map { channel in
                 (.channel(channel), { payload in
                     #"{"channel":\#(JSONString.quoted(channel)),"event":\#(JSONLine.embed(payload.json))}"#
                 })
             }
         case .graphql:
-            var configuration: GraphQLTransportConfiguration
-            do { configuration = try GraphQLTransportConfiguration(endpoint) } catch { throw CLIFailure.badArgument("--endpoint", "\(error)") }
-            configuration.reconnectPolicy = policy
-            realtime = GraphQLTransport(configuration: configuration, auth: session, logger: logger)
-            let operation = GraphQLOperation(query: query ?? "", operationName: operationName, variablesJSON: variables)
-            subscriptions = [(.graphQL(operation), { payload in
-                var line = #"{"data":\#(JSONLine.embed(payload.json))"#
-                if let errors = payload.graphQLErrorsJSON { line += #","errors":\#(JSONLine.embed(errors))"# }
-                return line + "}"
-            })]
+            do { _ = try GraphQLTransportConfiguration(endpoint) } catch { throw CLIFailure.badArgument("--endpoint", "\(error)") }
+            configuration.transport = .graphql
+            configuration.graphQLEndpoint = endpoint
+            let document = query ?? ""
+            let key: String
+            do { key = try GraphQLResponseKey.find(in: document, operationName: operationName) } catch {
+                throw CLIFailure.badArgument("--query", "\(error)")
+            }
+            let operation = GraphQLOperation(query: document, operationName: operationName, variablesJSON: variables)
+            subscriptions = [(.graphQL(operation), { payload in Self.dataLine(key: key, payload: payload) })]
         }
+        do { try configuration.validate() } catch { throw CLIFailure.badArgument("--endpoint", "\(error)") }
+        let factory = TransportFactory(configuration: configuration, auth: StaticAuthSession(try auth.credentials()), logger: logger)
+        let realtime: any RealtimeTransport
+        do { realtime = try factory.make(configuration.transport) } catch { throw CLIFailure.badArgument("--endpoint", "\(error)") }
         if try await Self.run(transport: realtime, subscriptions: subscriptions) { throw ExitCode(1) }
+    }
+
+    /// One GraphQL `next` as its `data` object: the root field's value, as the server sent it, under its response key.
+    /// `errors` sent beside the data are reported on stderr.
+    static func dataLine(key: String, payload: RealtimePayload) -> String {
+        if let errors = payload.graphQLErrorsJSON { StandardStreams.error("errors: \(JSONLine.embed(errors))") }
+        return #"{\#(JSONString.quoted(key)):\#(JSONLine.embed(payload.json))}"#
     }
 
     /// Subscribes and prints until a signal arrives or every stream has ended.
