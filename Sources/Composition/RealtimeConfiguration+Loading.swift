@@ -101,6 +101,7 @@ extension RealtimeConfiguration {
         if let seconds = number("VORTEX_REALTIME_ACK_TIMEOUT") { configuration.ackTimeoutSeconds = seconds }
         if let seconds = number("VORTEX_REALTIME_MAX_CONNECTION_DURATION") { configuration.maxConnectionDurationSeconds = seconds == 0 ? nil : seconds }
         if let seconds = number("VORTEX_REALTIME_GRAPHQL_PING_INTERVAL") { configuration.graphQLPingIntervalSeconds = seconds == 0 ? nil : seconds }
+        if let seconds = number("VORTEX_REALTIME_GRAPHQL_PONG_TIMEOUT") { configuration.graphQLPongTimeoutSeconds = seconds }
         if let limit = number("VORTEX_REALTIME_BUFFER_LIMIT") { configuration.bufferLimit = Int(limit) }
         if let text = value("VORTEX_REALTIME_BUFFER_OVERFLOW") {
             if let overflow = ObserverBufferPolicy.Overflow(rawValue: text) { configuration.bufferOverflow = overflow } else {
@@ -152,6 +153,8 @@ extension RealtimeConfiguration {
         if authMode == .session && apiKey != nil { problems.append("apiKey: given, but authMode is session (set authMode to apiKey or remove the key)") }
         if ReconnectPolicy(parsing: reconnect) == nil { problems.append("reconnect: \"\(reconnect)\" is not fixed:SECONDS or exponential:BASE:MAX") }
         if ackTimeoutSeconds <= 0 { problems.append("ackTimeoutSeconds: must be positive") }
+        if let ping = graphQLPingIntervalSeconds, ping <= 0 { problems.append("graphQLPingIntervalSeconds: must be positive (or null for none)") }
+        if graphQLPongTimeoutSeconds <= 0 { problems.append("graphQLPongTimeoutSeconds: must be positive") }
         if let duration = maxConnectionDurationSeconds, duration < 60 { problems.append("maxConnectionDurationSeconds: at least 60") }
         if bufferLimit < 1 { problems.append("bufferLimit: at least 1") }
         if switchTimeoutSeconds <= 0 { problems.append("switchTimeoutSeconds: must be positive") }

@@ -42,8 +42,12 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
     public var ackTimeoutSeconds: Double = 15
     /// AppSync: rotate connections before this many seconds; `nil` never. Default 86400. Env `VORTEX_REALTIME_MAX_CONNECTION_DURATION`.
     public var maxConnectionDurationSeconds: Double? = 86_400
-    /// GraphQL: client ping interval in seconds; `nil` sends none. Default none. Env `VORTEX_REALTIME_GRAPHQL_PING_INTERVAL`.
-    public var graphQLPingIntervalSeconds: Double?
+    /// GraphQL: ping after this many seconds of silence; `nil` (JSON `null`, env `0`) sends none. Default 15.
+    /// Env `VORTEX_REALTIME_GRAPHQL_PING_INTERVAL`.
+    public var graphQLPingIntervalSeconds: Double? = 15
+    /// GraphQL: the link counts as dead when nothing arrives this many seconds after a ping. Default 10.
+    /// Env `VORTEX_REALTIME_GRAPHQL_PONG_TIMEOUT`.
+    public var graphQLPongTimeoutSeconds: Double = 10
     /// Events buffered per subscription along the whole path: each transport subscription's buffer and each notifier
     /// observer's buffer. Set it at or above the largest burst the app must receive complete. Default 1024.
     /// Env `VORTEX_REALTIME_BUFFER_LIMIT`.
@@ -68,7 +72,7 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case transport, appSyncEndpoint, graphQLEndpoint, authMode, apiKey, reconnect, ackTimeoutSeconds
-        case maxConnectionDurationSeconds, graphQLPingIntervalSeconds, bufferLimit, bufferOverflow, backgroundGraceSeconds
+        case maxConnectionDurationSeconds, graphQLPingIntervalSeconds, graphQLPongTimeoutSeconds, bufferLimit, bufferOverflow, backgroundGraceSeconds
         case switchTimeoutSeconds, networkErrorAfterSeconds, graphQLOperations, failover
     }
 

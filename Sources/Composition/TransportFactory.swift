@@ -46,6 +46,7 @@ public struct TransportFactory: Sendable {
             settings.reconnectPolicy = configuration.reconnectPolicy
             settings.ackTimeout = .seconds(configuration.ackTimeoutSeconds)
             settings.pingInterval = configuration.graphQLPingIntervalSeconds.map { .seconds($0) }
+            settings.pongTimeout = .seconds(configuration.graphQLPongTimeoutSeconds)
             settings.subscriptionBufferLimit = configuration.bufferLimit
             return GraphQLTransport(
                 configuration: settings, auth: auth, connector: connector, clock: clock, wallClock: wallClock, logger: logger)

@@ -91,16 +91,23 @@ struct GraphQLLinkDriver: LinkDriver {
     }
 
     /// `{data, errors}` → the subscription field's value (the single member of `data`, or `data` itself), plus errors.
+    /// `data` is copied out of the frame once; the field's value is a slice of that copy.
     static func executionResult(_ bytes: UnsafeBufferPointer<UInt8>) -> RealtimePayload {
         guard let result = try? JSONEnvelope(scanning: bytes) else { return RealtimePayload(json: Data(bytes)) }
         let errors = try? result.valueBytes("errors", in: bytes)
         guard let data = result.member("data", in: bytes) else { return RealtimePayload(json: Data("null".utf8), graphQLErrorsJSON: errors) }
+        let dataJSON = Data(UnsafeBufferPointer(rebasing: bytes[data.rawValue]))
         if data.kind == .object {
             let slice = UnsafeBufferPointer(rebasing: bytes[data.value])
             if let fields = try? JSONEnvelope(scanning: slice), fields.members.count == 1 {
-                return RealtimePayload(json: Data(UnsafeBufferPointer(rebasing: slice[fields.members[0].rawValue])), graphQLErrorsJSON: errors)
+                // Offsets within the data object's copy (its value range starts where rawValue does).
+                let offset = data.value.lowerBound - data.rawValue.lowerBound
+                let field = fields.members[0].rawValue
+                let start = dataJSON.startIndex + offset + field.lowerBound
+                let json = dataJSON[start..<(start + field.count)]
+                return RealtimePayload(json: json, graphQLErrorsJSON: errors, graphQLDataJSON: dataJSON)
             }
         }
-        return RealtimePayload(json: Data(UnsafeBufferPointer(rebasing: bytes[data.rawValue])), graphQLErrorsJSON: errors)
+        return RealtimePayload(json: dataJSON, graphQLErrorsJSON: errors, graphQLDataJSON: dataJSON)
     }
 }

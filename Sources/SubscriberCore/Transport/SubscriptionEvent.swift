@@ -75,11 +75,20 @@ public struct RealtimePayload: Sendable, Equatable {
     public var json: Data
     /// GraphQL `errors` delivered beside the data, as JSON array text; `nil` when there were none.
     public var graphQLErrorsJSON: Data?
+    /// GraphQL: the whole `data` object exactly as the server sent it (``json`` is a slice of it); `nil` for AppSync.
+    public var graphQLDataJSON: Data?
 
     /// Creates a payload.
-    public init(json: Data, graphQLErrorsJSON: Data? = nil) {
+    public init(json: Data, graphQLErrorsJSON: Data? = nil, graphQLDataJSON: Data? = nil) {
         self.json = json
         self.graphQLErrorsJSON = graphQLErrorsJSON
+        self.graphQLDataJSON = graphQLDataJSON
+    }
+
+    /// Two payloads are equal when they carry the same event (``json``) and the same errors; the `data` envelope they
+    /// were sliced from does not matter.
+    public static func == (lhs: RealtimePayload, rhs: RealtimePayload) -> Bool {
+        lhs.json == rhs.json && lhs.graphQLErrorsJSON == rhs.graphQLErrorsJSON
     }
 
     /// The JSON as text (for logs and the CLI).

@@ -48,6 +48,12 @@ struct TailCommand: AsyncParsableCommand {
     @Option(help: "Reconnect policy: fixed:SECONDS or exponential:BASE:MAX (optionally :attempts=N).")
     var reconnect: String = "fixed:10"
 
+    @Option(name: .customLong("ping-interval"), help: "GraphQL: ping after this many seconds of silence (0: never). Default 15.")
+    var pingInterval: Double = 15
+
+    @Option(name: .customLong("pong-timeout"), help: "GraphQL: seconds of silence after a ping before the link counts as dead. Default 10.")
+    var pongTimeout: Double = 10
+
     @Flag(help: "Log transport details to stderr.")
     var verbose = false
 
@@ -69,6 +75,8 @@ struct TailCommand: AsyncParsableCommand {
                 throw ValidationError("--query: \(error)")
             }
         }
+        guard pingInterval >= 0, pingInterval.isFinite else { throw ValidationError("--ping-interval: expected seconds ≥ 0, got \(pingInterval)") }
+        guard pongTimeout > 0, pongTimeout.isFinite else { throw ValidationError("--pong-timeout: expected seconds > 0, got \(pongTimeout)") }
         guard ReconnectPolicy(parsing: reconnect) != nil else {
             throw ValidationError("--reconnect: expected fixed:SECONDS or exponential:BASE:MAX, got \"\(reconnect)\"")
         }
@@ -78,6 +86,8 @@ struct TailCommand: AsyncParsableCommand {
         let logger = CLILogging.bootstrap(verbose: verbose)
         var configuration = RealtimeConfiguration()
         configuration.reconnect = reconnect
+        configuration.graphQLPingIntervalSeconds = pingInterval == 0 ? nil : pingInterval
+        configuration.graphQLPongTimeoutSeconds = pongTimeout
         let subscriptions: [(request: SubscriptionRequest, line: @Sendable (RealtimePayload) -> String)]
         switch transport {
         case .appsync:
@@ -111,10 +121,11 @@ struct TailCommand: AsyncParsableCommand {
         if try await Self.run(transport: realtime, subscriptions: subscriptions) { throw ExitCode(1) }
     }
 
-    /// One GraphQL `next` as its `data` object: the root field's value, as the server sent it, under its response key.
-    /// `errors` sent beside the data are reported on stderr.
+    /// One GraphQL `next` as its `data` object, exactly as the server sent it (rebuilt under its response key only
+    /// if a transport did not keep it). `errors` sent beside the data are reported on stderr.
     static func dataLine(key: String, payload: RealtimePayload) -> String {
         if let errors = payload.graphQLErrorsJSON { StandardStreams.error("errors: \(JSONLine.embed(errors))") }
+        if let data = payload.graphQLDataJSON { return JSONLine.embed(data) }
         return #"{\#(JSONString.quoted(key)):\#(JSONLine.embed(payload.json))}"#
     }
 
