@@ -105,11 +105,9 @@ struct GraphQLTransportTests {
         #expect(try await connection.nextSentJSON()["type"] as? String == "ping")
         try await harness.clock.waitForSleeper(sleeping: .seconds(2))
         connection.emit(#"{"type":"pong"}"#)
-        try await Task.sleep(for: .milliseconds(20))
-        // The next ping is due an interval after the last frame (the pong at 5 s), not after the timeout.
-        harness.clock.advance(by: .seconds(2))
-        try await harness.clock.waitForSleeper(sleeping: .seconds(3))
-        harness.clock.advance(by: .seconds(3))
+        // The pong re-arms the timer: the next ping is due an interval after it (5 s), not after the pong timeout.
+        try await harness.clock.waitForSleeper(sleeping: .seconds(5))
+        harness.clock.advance(by: .seconds(5))
         #expect(try await connection.nextSentJSON()["type"] as? String == "ping")
         try await harness.clock.waitForSleeper(sleeping: .seconds(2))
         harness.clock.advance(by: .seconds(2))

@@ -55,9 +55,10 @@ struct CommandLinePipeTests {
                 await server.bus.publish(channel: "default/pipe", events: [#"{"n":\#(index)}"#])
             }
             if !ended { process.terminate() }
-            process.waitUntilExit()
+            try await onOwnThread { process.waitUntilExit() }
             #expect(ended, "tail kept running after its reader went away")
-            let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let readOut = output.fileHandleForReading
+            let stdout = String(decoding: try await onOwnThread { readOut.readDataToEndOfFile() }, as: UTF8.self)
             let stderr = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
             let status = (try? String(contentsOf: statusFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
             let lines = stdout.split(separator: "\n")
@@ -90,9 +91,10 @@ struct CommandLinePipeTests {
             process.standardError = errors
             try process.run()
             // Read the first line on a thread of its own: the read blocks.
-            let firstLine = Task.detached { () -> String in
+            let readOut = output.fileHandleForReading
+            async let firstLine = onOwnThread { () -> String in
                 var bytes: [UInt8] = []
-                while let byte = try? output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") { bytes.append(byte) }
+                while let byte = try? readOut.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") { bytes.append(byte) }
                 return String(decoding: bytes, as: UTF8.self)
             }
             // Publish until the line arrives (the subscription is live only some time after start).
@@ -102,10 +104,10 @@ struct CommandLinePipeTests {
                     try await Task.sleep(for: .milliseconds(100))
                 }
             }
-            let line = await firstLine.value
+            let line = try await firstLine
             reader.cancel()
             process.terminate()
-            process.waitUntilExit()
+            try await onOwnThread { process.waitUntilExit() }
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "line: \(line)")
             #expect(Array(object.keys) == [key], "\(line)")
             let value = try #require(object[key] as? [String: Any], "\(line)")

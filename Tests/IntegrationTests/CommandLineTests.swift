@@ -17,7 +17,7 @@ struct CommandLineTests {
         var stderr: String
     }
 
-    static func run(_ arguments: [String]) throws -> Result {
+    static func run(_ arguments: [String]) async throws -> Result {
         let binary = try #require(executable, "vortex-realtime is not built: run scripts/test.sh (it builds every product)")
         let process = Process()
         process.executableURL = binary
@@ -27,15 +27,19 @@ struct CommandLineTests {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        let stdout = output.fileHandleForReading.readDataToEndOfFile()
-        let stderr = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+        let readOut = output.fileHandleForReading
+        let readErr = errors.fileHandleForReading
+        // Both pipes drain on threads of their own (a full stderr pipe must not block the child).
+        async let stdout = onOwnThread { readOut.readDataToEndOfFile() }
+        async let stderr = onOwnThread { readErr.readDataToEndOfFile() }
+        let (out, err) = try await (stdout, stderr)
+        try await onOwnThread { process.waitUntilExit() }
+        return Result(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
     }
 
     @Test("demo --json runs the whole story on the embedded backend and reports that everything matched")
-    func demoSummary() throws {
-        let result = try Self.run(["demo", "--json", "--rounds", "1"])
+    func demoSummary() async throws {
+        let result = try await Self.run(["demo", "--json", "--rounds", "1"])
         #expect(result.status == 0, "demo failed: \(result.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(summary["passed"] as? Bool == true)
@@ -60,8 +64,8 @@ struct CommandLineTests {
         (["token", "--secret", "short", "--user", "u-1"], "--secret"),
         (["drill", "--events", "1"], "--events"),
     ])
-    func badArguments(arguments: [String], argument: String) throws {
-        let result = try Self.run(arguments)
+    func badArguments(arguments: [String], argument: String) async throws {
+        let result = try await Self.run(arguments)
         #expect(result.status == 2)
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.count == 1, "expected one line, got \(result.stderr)")
@@ -69,8 +73,8 @@ struct CommandLineTests {
     }
 
     @Test("token prints a JWT the local backend accepts (three base64url parts, sub = the user)")
-    func token() throws {
-        let result = try Self.run(["token", "--secret", String(repeating: "s", count: 32), "--user", "u-9", "--ttl", "60"])
+    func token() async throws {
+        let result = try await Self.run(["token", "--secret", String(repeating: "s", count: 32), "--user", "u-9", "--ttl", "60"])
         #expect(result.status == 0)
         let parts = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".")
         #expect(parts.count == 3)

@@ -249,8 +249,11 @@ struct LinkStateMachineTests {
         machine.received(at: at(0))
         do { let due = machine.deadlineReached(at: at(10)); #expect(due == [.sendPing]) }
         #expect(machine.nextDeadline == at(15))
-        machine.received(at: at(12))
+        let answered = machine.received(at: at(12))
+        #expect(answered, "a frame after a ping answers it: the timer must re-arm")
         #expect(machine.nextDeadline == at(22))
+        let again = machine.received(at: at(12))
+        #expect(!again, "later frames only move the deadline later")
         do { let due = machine.deadlineReached(at: at(22)); #expect(due == [.sendPing]) }
         do { let due = machine.deadlineReached(at: at(26)); #expect(due.isEmpty) }
         do { let due = machine.deadlineReached(at: at(27)); #expect(due == [.fail(.pongTimeout(.seconds(5)))]) }

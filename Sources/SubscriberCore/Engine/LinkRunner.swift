@@ -139,7 +139,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                 return
             }
             let now = clock.now
-            machine.withLock { $0.received(at: now) }
+            if machine.withLock({ $0.received(at: now) }) { timerPoke.withLock { $0 }.fire() }
             if open {
                 switch driver.handleFrame(message) {
                 case .handled:

@@ -36,11 +36,16 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
     /// Whether the link has ended.
     package var isEnded: Bool { phase == .ended }
 
-    /// A frame arrived. The hot path: two stores.
-    package mutating func received(at now: Instant) {
+    /// A frame arrived. The hot path: a few stores. Returns `true` when it answered an outstanding ping: the next
+    /// deadline then moves from the pong timeout to the next ping, which may be earlier, so the timer must re-arm.
+    /// (Every other frame only moves deadlines later, which the timer finds out lazily.)
+    @discardableResult
+    package mutating func received(at now: Instant) -> Bool {
         lastReceived = now
         receivedAnything = true
+        guard pingSentAt != nil else { return false }
         pingSentAt = nil
+        return true
     }
 
     /// The handshake was acknowledged; returns `false` if it already was (a duplicate ack changes nothing).
