@@ -26,6 +26,7 @@ public final class FaultInjectingProxy: Sendable {
         var pairs: [Int: Pair] = [:]
         var nextID = 0
         var accepted = 0
+        var acceptedAt: [Date] = []
         var stopped = false
     }
 
@@ -81,6 +82,9 @@ public final class FaultInjectingProxy: Sendable {
     /// How many connections the proxy accepted so far.
     public var acceptedCount: Int { state.withLock { $0.accepted } }
 
+    /// When each connection was accepted, in order (to measure how fast a client replaces a dead link).
+    public var acceptedTimes: [Date] { state.withLock { $0.acceptedAt } }
+
     /// Hard close: shuts every current connection down, both ways, at once.
     public func closeAll() {
         for pair in state.withLock({ Array($0.pairs.values) }) { pair.shutDown() }
@@ -125,6 +129,7 @@ public final class FaultInjectingProxy: Sendable {
             let pair = Pair(client: client, upstream: upstream)
             let id = state.withLock { state -> Int in
                 state.accepted += 1
+                state.acceptedAt.append(Date())
                 defer { state.nextID += 1 }
                 state.pairs[state.nextID] = pair
                 return state.nextID

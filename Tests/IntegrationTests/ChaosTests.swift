@@ -114,13 +114,19 @@ struct ChaosTests {
             case .live, .payload: nil
             }
         }
+        // How fast a silent link was replaced: from each blackhole's start to the next connection the proxy accepted.
+        let accepts = proxy.acceptedTimes
+        let detections = faults.filter { $0.1 == "blackhole" }.compactMap { fault in
+            accepts.first { $0 > fault.0 }.map { $0.timeIntervalSince(fault.0) }
+        }
         let receivedSet = Set(received)
         let lost = published.withLock { $0 }.filter { !receivedSet.contains($0.sequence) }
         let outside = lost.filter { event in !windows.contains { $0.start <= event.at && event.at <= $0.end } }
         print(
             "chaos(\(kind.rawValue)): seed \(seed), \(faults.count) faults, \(published.withLock { $0.count }) published, "
                 + "\(received.count) received, \(lost.count) lost, \(outside.count) outside every reported window, "
-                + "\(windows.count) windows, \(proxy.acceptedCount) connections")
+                + "\(windows.count) windows, \(proxy.acceptedCount) connections, silent links replaced after "
+                + detections.map { String(format: "%.2f s", $0) }.joined(separator: ", "))
         #expect(received.count == receivedSet.count, "duplicates (seed \(seed))")
         #expect(received == received.sorted(), "reordered (seed \(seed))")
         #expect(outside.isEmpty, "lost outside every reported window (seed \(seed)): \(outside.prefix(10).map(\.sequence))")
