@@ -1,8 +1,8 @@
 /// The reconnect decisions both transports share: count attempts, back off per policy, allow one immediate retry
 /// with refreshed credentials after an auth rejection, and know when to stop.
-public struct ReconnectBookkeeping: Sendable {
+package struct ReconnectBookkeeping: Sendable {
     /// How a connection (or an attempt to open one) ended, as far as reconnecting is concerned.
-    public enum Ending: Sendable, Equatable {
+    package enum Ending: Sendable, Equatable {
         /// The client closed it on purpose.
         case requested
         /// The server refused the credentials.
@@ -14,7 +14,7 @@ public struct ReconnectBookkeeping: Sendable {
     }
 
     /// What to do next.
-    public enum Decision: Sendable, Equatable {
+    package enum Decision: Sendable, Equatable {
         /// Connect again now (with refreshed credentials: see ``forceRefresh``).
         case connectNow
         /// Wait `delay` (attempt number `attempt`), then connect.
@@ -30,19 +30,19 @@ public struct ReconnectBookkeeping: Sendable {
     private var authRejections = 0
 
     /// Creates bookkeeping for `policy`.
-    public init(policy: ReconnectPolicy) { self.policy = policy }
+    package init(policy: ReconnectPolicy) { self.policy = policy }
 
     /// Whether the next credentials request should bypass caches (the last ones were refused).
-    public var forceRefresh: Bool { authRejections > 0 }
+    package var forceRefresh: Bool { authRejections > 0 }
 
     /// A connection was acknowledged: the counts start again.
-    public mutating func connected() {
+    package mutating func connected() {
         attempt = 0
         authRejections = 0
     }
 
     /// Decides what follows `ending`.
-    public mutating func decide(after ending: Ending) -> Decision {
+    package mutating func decide(after ending: Ending) -> Decision {
         switch ending {
         case .requested:
             return .idle

@@ -1,6 +1,6 @@
 /// Fans the current ``ConnectionState`` out to any number of observers; each new observer first receives
 /// the current state. Transports own one and call ``update(_:)`` on every transition.
-public final class ConnectionStateBroadcaster: Sendable {
+package final class ConnectionStateBroadcaster: Sendable {
     private struct State {
         var current: ConnectionState = .idle
         var nextID = 0
@@ -10,13 +10,13 @@ public final class ConnectionStateBroadcaster: Sendable {
     private let state = Locked(State())
 
     /// Creates a broadcaster in the `idle` state.
-    public init() {}
+    package init() {}
 
     /// The latest state.
-    public var current: ConnectionState { state.withLock { $0.current } }
+    package var current: ConnectionState { state.withLock { $0.current } }
 
     /// Records a transition and tells every observer (repeated identical states are not re-sent).
-    public func update(_ newState: ConnectionState) {
+    package func update(_ newState: ConnectionState) {
         let observers: [AsyncStream<ConnectionState>.Continuation] = state.withLock { state in
             guard state.current != newState else { return [] }
             state.current = newState
@@ -26,7 +26,7 @@ public final class ConnectionStateBroadcaster: Sendable {
     }
 
     /// A new observer stream starting with the current state. Observers that fall behind keep the newest 64 states.
-    public func makeStream() -> AsyncStream<ConnectionState> {
+    package func makeStream() -> AsyncStream<ConnectionState> {
         let (stream, continuation) = AsyncStream<ConnectionState>.makeStream(bufferingPolicy: .bufferingNewest(64))
         let id: Int = state.withLock { state in
             let id = state.nextID
@@ -42,7 +42,7 @@ public final class ConnectionStateBroadcaster: Sendable {
     }
 
     /// Ends every observer stream (the transport is going away).
-    public func finish() {
+    package func finish() {
         let observers = state.withLock { state in
             defer { state.observers.removeAll() }
             return Array(state.observers.values)
