@@ -6,6 +6,8 @@ import LocalBackend
 import Logging
 import SubscriberCore
 import WSClient
+import HTTPTypes
+import NIOWebSocket
 
 @main
 struct HotPathBenchmark {

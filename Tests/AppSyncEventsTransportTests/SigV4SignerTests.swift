@@ -3,6 +3,7 @@ import SubscriberCore
 import Testing
 
 @testable import AppSyncEventsTransport
+import Crypto
 
 // MARK: - Fixtures
 

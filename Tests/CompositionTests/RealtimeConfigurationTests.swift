@@ -76,6 +76,7 @@ struct RealtimeConfigurationTests {
 }
 
 import SubscriberCore
+import BackendNotifier
 
 struct StaticAuthSessionStub: AuthSession {
     func isSignedIn() async -> Bool { true }

@@ -3,6 +3,7 @@ import GraphQL
 @testable import LocalBackend
 import SubscriberCore
 import Testing
+import OrderedCollections
 
 /// `GET /graphql`, graphql-transport-ws (protocols.md §2), with raw frames.
 @Suite("GraphQL conformance: graphql-transport-ws")

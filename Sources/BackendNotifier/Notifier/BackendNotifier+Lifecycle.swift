@@ -1,5 +1,6 @@
 import Foundation
 import SubscriberCore
+import Logging
 
 extension BackendNotifier {
     // MARK: Identity

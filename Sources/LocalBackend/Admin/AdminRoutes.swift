@@ -3,6 +3,8 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import SubscriberCore
+import Logging
+import NIOFoundationEssentialsCompat
 
 /// The admin endpoints under `/vortex`, registered only with ``LocalBackendConfiguration/admin`` (no auth: the
 /// server is for local development and listens on loopback by default):

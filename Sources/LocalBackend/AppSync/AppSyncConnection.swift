@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import AppSyncEventsTransport
 import SubscriberCore
+import NIOWebSocket
 
 /// One AppSync Events WebSocket: reads its messages in order and answers them (protocols.md §1).
 ///

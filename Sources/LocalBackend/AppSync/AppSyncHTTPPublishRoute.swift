@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Logging
 
 /// `POST /event`: HTTP publish with the auth object as request headers and `{"channel":…,"events":[…]}` as body.
 ///

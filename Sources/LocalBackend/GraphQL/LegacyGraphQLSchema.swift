@@ -1,4 +1,5 @@
 import GraphQL
+import OrderedCollections
 
 /// The executable legacy schema: ``LegacySchemaSDL/text`` built by GraphQLSwift's `buildSchema(source:)`, then given
 /// its resolvers during setup (an SDL-built schema has none):

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Which hosts count as this machine, where unencrypted `ws://`/`http://` is allowed (for the local backend).
 public enum LoopbackHost {
     /// Whether `host` is `localhost`, `::1` or an IPv4 literal in 127.0.0.0/8 (brackets allowed).

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import RealtimeDrill
 import SubscriberCore
+import LocalBackend
+import Logging
 
 /// `vortex-realtime demo` (also what a bare `swift run vortex-realtime` does): the system doing its job.
 struct DemoCommand: AsyncParsableCommand {

@@ -3,6 +3,7 @@ import Composition
 import Foundation
 import LocalBackend
 import RealtimeDrill
+import Logging
 
 /// `vortex-realtime drill`: the parity check and the rollback drill.
 struct DrillCommand: AsyncParsableCommand {

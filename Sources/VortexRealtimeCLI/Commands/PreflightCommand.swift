@@ -3,6 +3,7 @@ import BackendNotifier
 import Composition
 import Foundation
 import SubscriberCore
+import Logging
 
 /// `vortex-realtime preflight`: checks that a server can serve every upstream the notifier will ask of it.
 struct PreflightCommand: AsyncParsableCommand {

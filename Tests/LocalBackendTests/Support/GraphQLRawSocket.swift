@@ -6,6 +6,7 @@ import NIOCore
 import SubscriberCore
 import Testing
 import WSClient
+import NIOWebSocket
 
 /// A raw graphql-transport-ws socket for conformance tests, on swift-websocket's `WSClient` like ``RawWebSocket``:
 /// sends text frames exactly as given and records every message, and the server's close code *and reason* (which

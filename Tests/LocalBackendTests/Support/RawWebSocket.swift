@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import SubscriberCore
 import WSClient
+import NIOWebSocket
 
 /// A raw WebSocket client on swift-websocket's `WSClient` for conformance tests: sends text frames exactly as given
 /// and records every message and the server's close code.
