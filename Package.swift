@@ -178,6 +178,19 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Issue 9 item 4: a seeded hostile WebSocket server (raw NIO frames) against both transports over real sockets.
+        .testTarget(
+            name: "FuzzTests",
+            dependencies: [
+                "AppSyncEventsTransport", "GraphQLTransport", "SubscriberCore", "RealtimeTesting",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
             .testTarget(
             name: "IntegrationTests",
             dependencies: [

@@ -1,0 +1,38 @@
+/// A small seeded generator (SplitMix64): the same seed gives the same frames, so a failing run reproduces with
+/// `VORTEX_FUZZ_SEED`.
+struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A generator for sub-stream `index` (one per connection), independent of how far this one has been used.
+    static func derived(seed: UInt64, index: UInt64) -> SplitMix64 {
+        var mixer = SplitMix64(seed: seed ^ (index &* 0xD1B5_4A32_D192_ED03))
+        return SplitMix64(seed: mixer.next())
+    }
+
+    /// `true` with probability `p`.
+    mutating func chance(_ p: Double) -> Bool { Double(next() >> 11) / Double(1 << 53) < p }
+
+    /// A value in `0..<bound`.
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
+
+    /// One element chosen by weight.
+    mutating func weighted<T>(_ choices: [(T, Int)]) -> T {
+        let total = choices.reduce(0) { $0 + $1.1 }
+        var pick = below(total)
+        for (value, weight) in choices {
+            if pick < weight { return value }
+            pick -= weight
+        }
+        return choices[choices.count - 1].0
+    }
+}
