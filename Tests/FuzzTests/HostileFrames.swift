@@ -1,3 +1,5 @@
+import Foundation
+
 /// The protocol a hostile server speaks.
 enum FuzzDialect: String, Sendable {
     case appSync = "appsync"
