@@ -44,10 +44,9 @@ struct BareClient {
             while received < count, let message = try await messages.next() {
                 if case .text = message {
                     received += 1
-                    if received & 255 == 0 { progress.publish(received) }
+                    progress.publish(received)
                 }
             }
-            progress.publish(received)
             try await outbound.close(.normalClosure, reason: nil)
         }
         return BenchResult(label: "bare-\(options.wire.rawValue)", received: progress.current, window: window)

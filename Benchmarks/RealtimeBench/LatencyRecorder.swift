@@ -13,21 +13,23 @@ struct LatencyRecorder {
         samplesNanos.reserveCapacity(expected)
     }
 
-    /// Records the event in `json`, if it carries a send time.
-    mutating func record(json: Data) {
-        guard let range = json.range(of: Self.marker) else { return }
+    /// Records the event in `json`; `false` when it carries no send time.
+    mutating func record(json: Data) -> Bool {
+        guard let range = json.range(of: Self.marker) else { return false }
         var sent: Int64 = 0
         for byte in json[range.upperBound...] {
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { break }
             sent = sent * 10 + Int64(byte - UInt8(ascii: "0"))
         }
         record(sentNanos: sent)
+        return true
     }
 
-    /// Records a typed event's `thingName` (`lat-<unix ns>`).
-    mutating func record(thingName: String?) {
-        guard let thingName, thingName.hasPrefix("lat-"), let sent = Int64(thingName.dropFirst(4)) else { return }
+    /// Records a typed event's `thingName` (`lat-<unix ns>`); `false` when it carries no send time.
+    mutating func record(thingName: String?) -> Bool {
+        guard let thingName, thingName.hasPrefix("lat-"), let sent = Int64(thingName.dropFirst(4)) else { return false }
         record(sentNanos: sent)
+        return true
     }
 
     private mutating func record(sentNanos: Int64) {

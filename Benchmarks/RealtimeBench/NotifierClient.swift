@@ -1,6 +1,5 @@
 import BackendNotifier
 import Logging
-import Synchronization
 
 /// `BackendNotifier.deviceValues()` (the merged device-state stream, models decoded) over either transport.
 struct NotifierClient {
@@ -16,45 +15,42 @@ struct NotifierClient {
         let notifier = BackendNotifier(
             transport: try TransportMaker.make(wire, options: options), userId: options.user, organizationId: options.org,
             configuration: configuration, logger: Logger(label: "bench.notifier"))
-        let reportedLosses = Losses()
         let events = await notifier.connectionEvents()
         let latency = options.latency
         let watcher = Task {
-            var signalled = false
             for await event in events {
-                switch event {
-                case .live where latency && !signalled:
-                    signalled = true
-                    ReadySignal.send()
-                case .eventsLost(_, _, let loss):
-                    reportedLosses.add(loss.count)
-                default: break
-                }
+                if case .eventsLost(_, _, let loss) = event { progress.addLost(loss.count) }
             }
         }
+        // Observer-buffer drops are counted by the notifier, not reported on connectionEvents(): poll the count.
+        let dropPoller = Task {
+            while !Task.isCancelled {
+                progress.setObserverDrops(await notifier.statistics().streams["device"]?.dropped ?? 0)
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        var primed = false
         var tally = EventTally(target: options.count, rssEvery: options.rssEvery, progress: progress, latencyWarmup: latency ? options.warmup : nil)
         var inOrder = true
         for await device in await notifier.deviceValues() {
             if latency {
-                tally.latency?.record(thingName: device.thingName)
+                // Priming events (sent until the first one arrives) carry no send time and do not count.
+                if !primed {
+                    primed = true
+                    ReadySignal.send()
+                }
+                guard tally.latency?.record(thingName: device.thingName) == true else { continue }
             } else if inOrder, device.thingName != Self.expectedNames[tally.received % 1000] {
                 inOrder = false
             }
             if tally.count() { break }
         }
-        let statistics = await notifier.statistics()
-        tally.lost = reportedLosses.total + statistics.streams.values.reduce(0) { $0 + $1.dropped }
+        dropPoller.cancel()
+        progress.setObserverDrops(await notifier.statistics().streams["device"]?.dropped ?? 0)
         var result = tally.result(label: "notifier-\(wire.rawValue)", window: window)
         result.inOrder = latency ? nil : inOrder
         watcher.cancel()
         await notifier.update(userId: nil, organizationId: nil)
         return result
     }
-}
-
-/// Events the notifier reported lost on `connectionEvents()`.
-final class Losses: Sendable {
-    private let count = Mutex(0)
-    func add(_ value: Int) { count.withLock { $0 += value } }
-    var total: Int { count.withLock { $0 } }
 }

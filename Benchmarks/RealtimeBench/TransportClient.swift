@@ -12,16 +12,25 @@ struct TransportClient {
             case .appsync: .channel(options.channel)
             case .graphql: .graphQL(DeviceStateOperation.operation(organizationId: options.org))
             }
+        var primed = false
         var tally = EventTally(target: options.count, rssEvery: options.rssEvery, progress: progress, latencyWarmup: options.latency ? options.warmup : nil)
         consume: for try await event in await transport.subscribe(request) {
             switch event {
             case .payload(let payload):
-                tally.latency?.record(json: payload.json)
+                if options.latency {
+                    // Priming events (sent until the first one arrives) carry no send time and do not count.
+                    if !primed {
+                        primed = true
+                        ReadySignal.send()
+                    }
+                    guard tally.latency?.record(json: payload.json) == true else { continue }
+                }
                 if tally.count(size: payload.json.count) { break consume }
             case .live:
-                if options.latency { ReadySignal.send() }
+                break
             case .lost(let report):
-                tally.lost += report.count
+                tally.addLost(report.count)
+                if tally.isComplete { break consume }
             case .resumed:
                 break
             }

@@ -56,30 +56,40 @@ class Firehose:
         self.process.wait()
 
 
-def run_client(command, timeout, on_ready=None):
-    """Runs one client; returns (result dict or None, process CPU seconds, process max RSS KB, exit code)."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+LOGS = os.path.join(ROOT, ".build", "bench-logs")
+
+
+def run_client(command, timeout, publisher=None, name="client"):
+    """Runs one client; returns (result dict or None, process CPU seconds, process max RSS KB, exit code).
+    `publisher(ready)` runs beside it; `ready` is set when the client prints {"ready":true}.
+    Its stderr (the library's info-level logs) goes to .build/bench-logs/NAME.log."""
+    os.makedirs(LOGS, exist_ok=True)
+    with open(os.path.join(LOGS, name + ".log"), "w") as stderr:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=ROOT)
     timer = threading.Timer(timeout, lambda: process.send_signal(signal.SIGKILL))
     timer.start()
     result = None
-    publisher = None
+    ready = threading.Event()
+    thread = threading.Thread(target=publisher, args=(ready,), daemon=True) if publisher else None
+    if thread:
+        thread.start()
     try:
         for line in process.stdout:
             line = line.strip()
             if not line.startswith("{"):
                 continue
             message = json.loads(line)
-            if message.get("ready") and on_ready:
-                publisher = threading.Thread(target=on_ready, daemon=True)
-                publisher.start()
+            if message.get("ready"):
+                ready.set()
             elif "client" in message:
                 result = message
         _, status, usage = os.wait4(process.pid, 0)
         process.returncode = os.waitstatus_to_exitcode(status)
     finally:
         timer.cancel()
-    if publisher:
-        publisher.join()
+        ready.set()
+    if thread:
+        thread.join()
     return result, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, process.returncode
 
 
@@ -119,7 +129,7 @@ class Suite:
                 firehose = Firehose(self.python, count)
                 try:
                     command = self.throughput_clients(firehose.urls(), count)[name]
-                    result, process_cpu, process_rss, code = run_client(command, timeout=self.options.client_timeout)
+                    result, process_cpu, process_rss, code = run_client(command, timeout=self.options.client_timeout, name=name)
                 finally:
                     firehose.stop()
                 if not result or result["received"] != count or code != 0:
@@ -174,7 +184,7 @@ class Suite:
             try:
                 command = [self.bench, "--count", str(count), "--default-buffers", "--rss-every", str(every),
                            "--endpoint", firehose.urls()["http"]] + client
-                result, _, _, code = run_client(command, timeout=count / rate + self.options.client_timeout)
+                result, _, _, code = run_client(command, timeout=count / rate + self.options.client_timeout, name="rss-" + name)
             finally:
                 firehose.stop()
             if not result or result["received"] != count or code != 0:
@@ -216,7 +226,7 @@ class Suite:
                            "--user", "u-1", "--org", "o-1"] + client
                 result, _, _, code = run_client(
                     command, timeout=seconds + self.options.client_timeout,
-                    on_ready=lambda: publish(admin.hostname, admin.port, count, rate))
+                    publisher=lambda ready: publish(admin.hostname, admin.port, count, rate, ready), name="latency-" + name)
                 if not result or result["received"] != count or code != 0:
                     self.failures.append("latency %s: received %s of %d events (exit %s)" % (name, result and result["received"], count, code))
                 summary = result and result.get("latency")
@@ -229,23 +239,33 @@ class Suite:
             server.wait()
 
 
-def publish(host, port, count, rate):
-    """POSTs `count` device-presence domain events at `rate`/s on one keep-alive connection, each stamped with its
-    send time in thingName, on an absolute schedule (a late request does not shift the ones after it)."""
+def publish(host, port, count, rate, ready):
+    """POSTs device-presence domain events on one keep-alive connection: priming events every 50 ms until the
+    client has received one (`ready`: its subscription is live on the server, which graphql-transport-ws does not
+    acknowledge), then `count` events at `rate`/s, each stamped with its send time in thingName, on an absolute
+    schedule (a late request does not shift the ones after it)."""
     connection = http.client.HTTPConnection(host, port)
+
+    def post(thing_name):
+        body = ('{"kind":"devicePresence","orgId":"o-1","deviceGroupId":"g-1","payload":{"derivant":"VX-100",'
+                '"mac":"00:1A:2B:3C:4D:5E","online":true,"thingName":"%s"}}' % thing_name)
+        connection.request("POST", "/vortex/events", body=body, headers={"content-type": "application/json"})
+        response = connection.getresponse()
+        response.read()
+        if response.status // 100 != 2:
+            log("publish failed: HTTP %d" % response.status)
+
+    deadline = time.monotonic() + 30
+    while not ready.is_set() and time.monotonic() < deadline:
+        post("prime")
+        ready.wait(0.05)
     started = time.monotonic()
     for index in range(count):
         due = started + index / rate
         delay = due - time.monotonic()
         if delay > 0:
             time.sleep(delay)
-        body = ('{"kind":"devicePresence","orgId":"o-1","deviceGroupId":"g-1","payload":{"derivant":"VX-100",'
-                '"mac":"00:1A:2B:3C:4D:5E","online":true,"thingName":"lat-%d"}}' % time.time_ns())
-        connection.request("POST", "/vortex/events", body=body, headers={"content-type": "application/json"})
-        response = connection.getresponse()
-        response.read()
-        if response.status // 100 != 2:
-            log("publish failed: HTTP %d" % response.status)
+        post("lat-%d" % time.time_ns())
     connection.close()
 
 
@@ -281,6 +301,8 @@ def main():
         if not os.access(binary, os.X_OK):
             sys.exit("missing %s: build it first (scripts/bench.sh does)" % binary)
     print("# Realtime benchmark (%s build, %s, %d cores)" % (options.configuration, time.strftime("%Y-%m-%d %H:%M %Z"), os.cpu_count()))
+    if options.configuration == "debug":
+        print("\nDebug build: this run shows that the suite works end to end; its numbers say nothing about performance.")
     if "throughput" not in options.skip:
         suite.report_throughput(suite.throughput())
     if "rss" not in options.skip:
@@ -289,7 +311,7 @@ def main():
         suite.latency()
     sys.stdout.flush()
     if suite.failures:
-        log("\nincomplete runs:\n  " + "\n  ".join(suite.failures))
+        log("\nincomplete runs (client logs in %s):\n  " % LOGS + "\n  ".join(suite.failures))
         sys.exit(1)
     log("\nevery client received every event")
 
