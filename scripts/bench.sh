@@ -33,8 +33,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/pip install --quiet --disable-pip-version-check -r Tests/PythonPeers/requirements.txt
 
-swift build -c "$configuration" --product RealtimeBench
-swift build -c "$configuration" --product vortex-realtime
+swift build -c "$configuration" --product RealtimeBench >&2
+swift build -c "$configuration" --product vortex-realtime >&2
 
 args=(--configuration "$configuration" --python "$PWD/.venv/bin/python")
 if [ "$smoke" = 1 ]; then args+=(--smoke); fi
