@@ -118,6 +118,20 @@ let package = Package(
             path: "Benchmarks/HotPath",
             swiftSettings: strictSettings
         ),
+        // The suite's client process (Benchmarks/Suite drives it): only what the library products already need.
+        .executableTarget(
+            name: "RealtimeBench",
+            dependencies: [
+                "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/RealtimeBench",
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "VortexRealtimeCLI",
             dependencies: [
