@@ -133,7 +133,9 @@ extension BackendNotifier {
         refreshState()
         // Observers that arrived during the switch start when it ends (finishOperation), on the new transport.
         await old.disconnect()
-        let gap = GapWindow(start: switchStarted, end: wallClock.now())
+        // The gap rule of the transports: events still buffered in the old streams at the cut-over may have been
+        // published a little before the switch started, so the window starts a safety margin earlier.
+        let gap = GapWindow(start: switchStarted.addingTimeInterval(-EventRouter.lossMargin), end: wallClock.now())
         metrics.transportSwitch(from: old.name, to: newTransport.name)
         logger.info("switched transport", metadata: ["from": "\(old.name)", "to": "\(newTransport.name)", "gap": "\(gap)"])
         emit(.transportSwitched(from: old.name, to: newTransport.name, gap: gap, reason: reason))

@@ -165,14 +165,15 @@ struct EventRouter: Sendable {
         onLoss(upstream.rawValue, lossReport(.undecodable))
     }
 
-    /// One event lost now; the window starts ``lossMargin`` earlier (the event was published a little before).
+    /// One event lost now; the window starts ``lossMargin`` earlier (the event was published a little before; the same
+    /// 2 s as the transports' default `gapSafetyMargin`).
     func lossReport(_ reason: LossReport.Reason, count: Int = 1) -> LossReport {
         let now = wallClock.now()
         return LossReport(count: count, window: GapWindow(start: now.addingTimeInterval(-Self.lossMargin), end: now), reason: reason)
     }
 
     /// The safety margin before a loss detected in the notifier, in seconds.
-    static let lossMargin: TimeInterval = 1
+    static let lossMargin: TimeInterval = 2
 
     private func logUnknownFields(_ json: Data, _ kind: VortexEventKind) {
         guard logger.logLevel <= .debug else { return }
