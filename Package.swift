@@ -14,6 +14,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
     products: [
         .library(name: "SubscriberCore", targets: ["SubscriberCore"]),
+        .library(name: "WebSocketNIO", targets: ["WebSocketNIO"]),
         .library(name: "AppSyncEventsTransport", targets: ["AppSyncEventsTransport"]),
         .library(name: "GraphQLTransport", targets: ["GraphQLTransport"]),
         .library(name: "BackendNotifier", targets: ["BackendNotifier"]),
@@ -28,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         // Test-only: the OpenAPI document of the nine payloads is loaded and checked against the models.
         .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0"),
@@ -48,7 +50,24 @@ let package = Package(
             name: "SubscriberCore",
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The WebSocket seam on swift-websocket's WSClient (SwiftNIO). Linked by Composition on Linux only, so an iOS app
+        // that links BackendNotifier + Composition links neither SwiftNIO, NIOSSL nor swift-websocket.
+        .target(
+            name: "WebSocketNIO",
+            dependencies: [
+                "SubscriberCore",
                 .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "WSCore", package: "swift-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
@@ -78,7 +97,10 @@ let package = Package(
         ),
         .target(
             name: "Composition",
-            dependencies: ["SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier"],
+            dependencies: [
+                "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier",
+                .target(name: "WebSocketNIO", condition: .when(platforms: [.linux, .android, .windows, .openbsd])),
+            ],
             swiftSettings: strictSettings
         ),
         .target(
@@ -111,6 +133,7 @@ let package = Package(
         .executableTarget(
             name: "HotPathBenchmark",
             dependencies: [
+                "WebSocketNIO",
                 "SubscriberCore", "AppSyncEventsTransport", "LocalBackend",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "Logging", package: "swift-log"),
@@ -122,6 +145,7 @@ let package = Package(
         .executableTarget(
             name: "RealtimeBench",
             dependencies: [
+                "WebSocketNIO",
                 "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -145,6 +169,7 @@ let package = Package(
         .testTarget(
             name: "SubscriberCoreTests",
             dependencies: [
+                "WebSocketNIO",
                 "SubscriberCore", "RealtimeTesting",
                 // The real-socket smoke test runs a minimal scripted WebSocket server on NIO.
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -161,7 +186,8 @@ let package = Package(
         ),
         .testTarget(
             name: "GraphQLTransportTests",
-            dependencies: ["GraphQLTransport", "SubscriberCore", "RealtimeTesting"],
+            dependencies: [
+                "WebSocketNIO","GraphQLTransport", "SubscriberCore", "RealtimeTesting"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -183,6 +209,7 @@ let package = Package(
             .testTarget(
             name: "LocalBackendTests",
             dependencies: [
+                "WebSocketNIO",
                 "LocalBackend", "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "RealtimeTesting",
                 .product(name: "GraphQL", package: "GraphQL"),
                 .product(name: "WSClient", package: "swift-websocket"),
@@ -196,6 +223,7 @@ let package = Package(
         .testTarget(
             name: "FuzzTests",
             dependencies: [
+                "WebSocketNIO",
                 "AppSyncEventsTransport", "GraphQLTransport", "SubscriberCore", "RealtimeTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -208,6 +236,7 @@ let package = Package(
             .testTarget(
             name: "IntegrationTests",
             dependencies: [
+                "WebSocketNIO",
                 "RealtimeDrill", "LocalBackend", "Composition", "BackendNotifier", "SubscriberCore", "RealtimeTesting",
                 "AppSyncEventsTransport", "GraphQLTransport",
                 .product(name: "Logging", package: "swift-log"),

@@ -8,6 +8,7 @@ import SubscriberCore
 import WSClient
 import HTTPTypes
 import NIOWebSocket
+import WebSocketNIO
 
 @main
 struct HotPathBenchmark {
@@ -45,7 +46,7 @@ struct HotPathBenchmark {
     static func appSyncTransport(endpoint: AppSyncEndpoint, channel: String, count: Int, server: LocalBackendServer, event: String) async throws -> Double {
         var configuration = AppSyncEventsConfiguration(endpoint: endpoint)
         configuration.subscriptionBufferLimit = count + 10
-        let transport = AppSyncEventsTransport(configuration: configuration, auth: StaticAuthSession(.apiKey("bench-key")), logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
+        let transport = AppSyncEventsTransport(configuration: configuration, auth: StaticAuthSession(.apiKey("bench-key")), connector: NIOWebSocketConnector(), logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
         var iterator = await transport.subscribe(.channel(channel)).makeAsyncIterator()
         guard case .live? = try await iterator.next() else { fatalError("not live") }
         let start = ContinuousClock.now

@@ -33,7 +33,7 @@ public struct RealtimePreflight: Sendable {
     /// Creates a preflight.
     public init(
         configuration: RealtimeConfiguration, auth: any AuthSession, userId: String, organizationId: String?,
-        connector: any WebSocketConnector = NIOWebSocketConnector(), clock: any Clock<Duration> = ContinuousClock(),
+        connector: any WebSocketConnector = TransportFactory.platformConnector, clock: any Clock<Duration> = ContinuousClock(),
         logger: Logger = Logger(label: "vortex.preflight")
     ) {
         self.configuration = configuration

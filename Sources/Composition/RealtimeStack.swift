@@ -35,7 +35,7 @@ public actor RealtimeStack {
         auth: any AuthSession,
         userId: String?,
         organizationId: String?,
-        connector: any WebSocketConnector = NIOWebSocketConnector(),
+        connector: any WebSocketConnector = TransportFactory.platformConnector,
         filter: any DeviceEventFilter = AllowAllDeviceEvents(),
         clock: any Clock<Duration> = ContinuousClock(),
         wallClock: WallClock = .system,

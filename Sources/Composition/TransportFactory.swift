@@ -24,7 +24,7 @@ public struct TransportFactory: Sendable {
 
     /// Creates a factory.
     public init(
-        configuration: RealtimeConfiguration, auth: any AuthSession, connector: any WebSocketConnector = NIOWebSocketConnector(),
+        configuration: RealtimeConfiguration, auth: any AuthSession, connector: any WebSocketConnector = TransportFactory.platformConnector,
         clock: any Clock<Duration> = ContinuousClock(), wallClock: WallClock = .system, logger: Logger = Logger(label: "vortex.realtime")
     ) {
         self.configuration = configuration

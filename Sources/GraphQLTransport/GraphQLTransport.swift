@@ -30,10 +30,13 @@ public actor GraphQLTransport: RealtimeTransport {
     private var run: (state: GraphQLState, task: Task<Void, Never>)?
 
     /// Creates a transport. Nothing connects until the first subscribe.
+    ///
+    /// `connector` defaults to `URLSessionWebSocketConnector` (Apple platforms; on Linux it fails at connect with
+    /// `unsupportedPlatform`: pass `NIOWebSocketConnector()` from `WebSocketNIO`, as Composition does).
     public init(
         configuration: GraphQLTransportConfiguration,
         auth: any AuthSession,
-        connector: any WebSocketConnector = NIOWebSocketConnector(),
+        connector: any WebSocketConnector = URLSessionWebSocketConnector(),
         clock: any Clock<Duration> = ContinuousClock(),
         wallClock: WallClock = .system,
         logger: Logger = Logger(label: "vortex.graphql"),

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import SubscriberCore
 import Testing
+import WebSocketNIO
 
 /// Issue 9, item 4: no server input can stop healing or crash the process.
 ///

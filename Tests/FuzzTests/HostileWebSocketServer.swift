@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
 import SubscriberCore
+import WebSocketNIO
 
 /// A hostile WebSocket server on 127.0.0.1 (an ephemeral port) for the fuzz suite.
 ///

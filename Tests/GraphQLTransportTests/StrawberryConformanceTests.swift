@@ -6,6 +6,7 @@ import Logging
 import RealtimeTesting
 import SubscriberCore
 import Testing
+import WebSocketNIO
 
 // Third-party conformance: GraphQLTransport against strawberry-graphql served by uvicorn, over real sockets
 // (`Tests/PythonPeers/strawberry_server.py`, versions pinned in `Tests/PythonPeers/requirements.txt`).

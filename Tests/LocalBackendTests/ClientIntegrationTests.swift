@@ -4,6 +4,7 @@ import LocalBackend
 import RealtimeTesting
 import SubscriberCore
 import Testing
+import WebSocketNIO
 
 /// The real client, `AppSyncEventsTransport` with its default `NIOWebSocketConnector`, against the real server.
 @Suite("AppSyncEventsTransport against the local backend", .serialized)
@@ -15,7 +16,7 @@ struct ClientIntegrationTests {
         configuration.reconnectPolicy = .fixed(.milliseconds(100))
         configuration.ackTimeout = .seconds(5)
         configure(&configuration)
-        return AppSyncEventsTransport(configuration: configuration, auth: auth, logger: testLogger)
+        return AppSyncEventsTransport(configuration: configuration, auth: auth, connector: NIOWebSocketConnector(), logger: testLogger)
     }
 
     /// Waits until `probe` yields `.live`.

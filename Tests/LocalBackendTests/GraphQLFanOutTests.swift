@@ -4,6 +4,7 @@ import LocalBackend
 import RealtimeTesting
 import SubscriberCore
 import Testing
+import WebSocketNIO
 
 /// Domain events on the legacy GraphQL side: server-side permission filtering, and field-by-field parity with what the
 /// AppSync side publishes for the same event.
@@ -212,7 +213,7 @@ struct GraphQLClientIntegrationTests {
         var configuration = try GraphQLTransportConfiguration(backend.endpoints.graphql)
         configuration.reconnectPolicy = .fixed(.milliseconds(100))
         configuration.ackTimeout = .seconds(5)
-        return GraphQLTransport(configuration: configuration, auth: StaticAuthSession(TestCredentials.jwt(user)), logger: testLogger)
+        return GraphQLTransport(configuration: configuration, auth: StaticAuthSession(TestCredentials.jwt(user)), connector: NIOWebSocketConnector(), logger: testLogger)
     }
 
     /// graphql-transport-ws has no subscribe acknowledgement: `.live` means "sent", not "attached". Publishes `event`

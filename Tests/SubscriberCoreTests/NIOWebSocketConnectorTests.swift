@@ -2,6 +2,7 @@ import Foundation
 import NIOHTTP1
 import SubscriberCore
 import Testing
+import WebSocketNIO
 
 /// Smoke tests of ``NIOWebSocketConnector`` (WSClient) against a scripted NIO WebSocket server on a real socket.
 @Suite("NIOWebSocketConnector on a real socket")

@@ -37,7 +37,9 @@ public actor AppSyncEventsTransport: RealtimeTransport {
     /// - Parameters:
     ///   - configuration: endpoint, timeouts, policies.
     ///   - auth: asked for sign-in state and fresh credentials before every connection attempt.
-    ///   - connector: the WebSocket implementation (default: swift-websocket's `WSClient`).
+    ///   - connector: the WebSocket implementation. Default `URLSessionWebSocketConnector` (Apple platforms; on Linux it
+    ///     fails at connect with `unsupportedPlatform`: pass `NIOWebSocketConnector()` from `WebSocketNIO`, as
+    ///     Composition does).
     ///   - httpClient: the HTTP implementation for `POST /event` (default: URLSession).
     ///   - clock: runs every timer; inject a manual clock in tests.
     ///   - wallClock: timestamps gap windows.
@@ -46,7 +48,7 @@ public actor AppSyncEventsTransport: RealtimeTransport {
     public init(
         configuration: AppSyncEventsConfiguration,
         auth: any AuthSession,
-        connector: any WebSocketConnector = NIOWebSocketConnector(),
+        connector: any WebSocketConnector = URLSessionWebSocketConnector(),
         httpClient: any HTTPClient = URLSessionHTTPClient(),
         clock: any Clock<Duration> = ContinuousClock(),
         wallClock: WallClock = .system,

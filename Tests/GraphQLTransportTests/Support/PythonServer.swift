@@ -3,6 +3,7 @@
 import Foundation
 import RealtimeTesting
 import SubscriberCore
+import WebSocketNIO
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import Foundation
+import SubscriberCore
 import HTTPTypes
 import Logging
 import NIOCore
@@ -131,10 +132,12 @@ public struct NIOWebSocketConnector: WebSocketConnector {
                         guard await abort.wait() != nil else { return .cancelled }
                         return .aborted
                     }
-                    // Backstop: WSClient bounds its handshake by closeTimeout; a hung shutdown must not hold the scope.
+                    // Backstop: WSClient bounds the handshake it starts by closeTimeout, but after a close the peer
+                    // started it reads until the peer drops the TCP connection, and a peer may never do that. So the
+                    // scope never waits more than closeTimeout for the peer once the body has returned.
                     group.addTask { [closeTimeout] in
                         guard await bodyEnded.wait() != nil else { return .cancelled }
-                        do { try await Task.sleep(for: closeTimeout + .seconds(1)) } catch { return .cancelled }
+                        do { try await Task.sleep(for: closeTimeout) } catch { return .cancelled }
                         return .aborted
                     }
                     var result: Result<WebSocketCloseFrame?, any Error>?

@@ -1,4 +1,5 @@
 import Foundation
+import SubscriberCore
 import NIOCore
 import NIOWebSocket
 import WSClient
@@ -29,7 +30,7 @@ final class NIOWebSocketConnection: WebSocketConnection {
     /// Always `nil`: WSClient does not expose the upgrade response, so the server's choice cannot be verified.
     var negotiatedSubprotocol: String? { nil }
 
-    func receive() async throws -> WebSocketMessage? {
+    func receive() async throws -> SubscriberCore.WebSocketMessage? {
         guard !abortSignal.isFired, var local = iterator.withLock({ state -> WebSocketInboundStream.AsyncIterator? in
             defer { state = nil }
             return state
@@ -43,7 +44,7 @@ final class NIOWebSocketConnection: WebSocketConnection {
         }
     }
 
-    func send(_ message: WebSocketMessage) async throws {
+    func send(_ message: SubscriberCore.WebSocketMessage) async throws {
         guard !abortSignal.isFired else { throw WebSocketSeamError.notConnected }
         do {
             // These split messages larger than maxFrameSize into continuation frames.

@@ -1,0 +1,19 @@
+import SubscriberCore
+
+#if os(Linux) || os(Android) || os(Windows) || os(OpenBSD)
+import WebSocketNIO
+#endif
+
+extension TransportFactory {
+    /// The WebSocket implementation the composition root uses unless told otherwise: `URLSessionWebSocketConnector`
+    /// on Apple platforms (no third-party networking in the app), swift-websocket's `NIOWebSocketConnector` elsewhere
+    /// (FoundationNetworking has no WebSocket client). On Apple platforms NIO stays selectable: depend on the
+    /// `WebSocketNIO` product and pass `NIOWebSocketConnector()` to ``RealtimeStack`` or ``TransportFactory``.
+    public static var platformConnector: any WebSocketConnector {
+        #if os(Linux) || os(Android) || os(Windows) || os(OpenBSD)
+        NIOWebSocketConnector()
+        #else
+        URLSessionWebSocketConnector()
+        #endif
+    }
+}
