@@ -49,7 +49,7 @@ let package = Package(
         .target(
             name: "SubscriberCore",
             dependencies: [
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ],
             swiftSettings: strictSettings
         ),
@@ -187,7 +187,8 @@ let package = Package(
         .testTarget(
             name: "GraphQLTransportTests",
             dependencies: [
-                "WebSocketNIO","GraphQLTransport", "SubscriberCore", "RealtimeTesting"],
+                "WebSocketNIO", "GraphQLTransport", "SubscriberCore", "RealtimeTesting",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -206,7 +207,7 @@ let package = Package(
             dependencies: ["Composition", "BackendNotifier", "SubscriberCore", "RealtimeTesting"],
             swiftSettings: strictSettings
         ),
-            .testTarget(
+        .testTarget(
             name: "LocalBackendTests",
             dependencies: [
                 "WebSocketNIO",
@@ -233,7 +234,7 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-            .testTarget(
+        .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "WebSocketNIO",

@@ -2,12 +2,12 @@
 // reception of the same frames from the same server in the same run. Run: swift run -c release hot-path-benchmark [N]
 import AppSyncEventsTransport
 import Foundation
+import HTTPTypes
 import LocalBackend
 import Logging
+import NIOWebSocket
 import SubscriberCore
 import WSClient
-import HTTPTypes
-import NIOWebSocket
 import WebSocketNIO
 
 @main
@@ -20,14 +20,17 @@ struct HotPathBenchmark {
         let endpoints = try await server.start()
         let endpoint = try AppSyncEndpoint(endpoints.http)
         let channel = "default/bench"
-        let event = #"{"eventType":"device/presenceChanged","timestamp":"2026-11-22T05:00:00.000Z","orgId":"o-1","siteId":"g-1","thingName":"thing-7","derivant":"VX-100","mac":"00:1A:2B:3C:4D:5E","online":true}"#
+        let event =
+            #"{"eventType":"device/presenceChanged","timestamp":"2026-11-22T05:00:00.000Z","orgId":"o-1","siteId":"g-1","thingName":"thing-7","derivant":"VX-100","mac":"00:1A:2B:3C:4D:5E","online":true}"#
         print("events: \(count), event size: \(event.utf8.count) bytes, frame size: ~\(event.utf8.count + 80) bytes")
 
         for round in 1...3 {
             let bare = try await bareWSClient(endpoint: endpoint, channel: channel, count: count, server: server, event: event)
             let transport = try await appSyncTransport(endpoint: endpoint, channel: channel, count: count, server: server, event: event)
-            print(String(format: "round %d: bare WSClient %.0f events/s, AppSyncEventsTransport %.0f events/s (%.2fx the bare time)",
-                         round, Double(count) / bare, Double(count) / transport, transport / bare))
+            print(
+                String(
+                    format: "round %d: bare WSClient %.0f events/s, AppSyncEventsTransport %.0f events/s (%.2fx the bare time)",
+                    round, Double(count) / bare, Double(count) / transport, transport / bare))
         }
         await server.stop()
     }
@@ -43,10 +46,14 @@ struct HotPathBenchmark {
     }
 
     /// Seconds from the first publish until the consumer has received every event.
-    static func appSyncTransport(endpoint: AppSyncEndpoint, channel: String, count: Int, server: LocalBackendServer, event: String) async throws -> Double {
+    static func appSyncTransport(
+        endpoint: AppSyncEndpoint, channel: String, count: Int, server: LocalBackendServer, event: String
+    ) async throws -> Double {
         var configuration = AppSyncEventsConfiguration(endpoint: endpoint)
         configuration.subscriptionBufferLimit = count + 10
-        let transport = AppSyncEventsTransport(configuration: configuration, auth: StaticAuthSession(.apiKey("bench-key")), connector: NIOWebSocketConnector(), logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
+        let transport = AppSyncEventsTransport(
+            configuration: configuration, auth: StaticAuthSession(.apiKey("bench-key")), connector: NIOWebSocketConnector(),
+            logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
         var iterator = await transport.subscribe(.channel(channel)).makeAsyncIterator()
         guard case .live? = try await iterator.next() else { fatalError("not live") }
         let start = ContinuousClock.now
@@ -67,16 +74,22 @@ struct HotPathBenchmark {
     }
 
     /// The same frames read with bare WSClient: no JSON work at all, only counting `data` frames.
-    static func bareWSClient(endpoint: AppSyncEndpoint, channel: String, count: Int, server: LocalBackendServer, event: String) async throws -> Double {
+    static func bareWSClient(
+        endpoint: AppSyncEndpoint, channel: String, count: Int, server: LocalBackendServer, event: String
+    ) async throws -> Double {
         let authorizer = AppSyncAuthorizer(endpoint: endpoint, credentials: .apiKey("bench-key"))
         var wsConfiguration = WebSocketClientConfiguration(maxFrameSize: 1 << 20)
         wsConfiguration.additionalHeaders[.secWebSocketProtocol] = authorizer.subprotocols().joined(separator: ", ")
         let elapsed = Locked(0.0)
-        try await WebSocketClient.connect(url: endpoint.realtimeURL.absoluteString, configuration: wsConfiguration, logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }) { inbound, outbound, _ in
+        try await WebSocketClient.connect(
+            url: endpoint.realtimeURL.absoluteString, configuration: wsConfiguration,
+            logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
+        ) { inbound, outbound, _ in
             try await outbound.write(.text(#"{"type":"connection_init"}"#))
             var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
             _ = try await messages.next()  // connection_ack
-            let subscribe = #"{"type":"subscribe","id":"bench","channel":"\#(channel)","authorization":\#(authorizer.connectAuthorizationJSON())}"#
+            let subscribe =
+                #"{"type":"subscribe","id":"bench","channel":"\#(channel)","authorization":\#(authorizer.connectAuthorizationJSON())}"#
             try await outbound.write(.text(subscribe))
             _ = try await messages.next()  // subscribe_success
             let start = ContinuousClock.now

@@ -1,10 +1,10 @@
 import AppSyncEventsTransport
 import Foundation
+import HTTPTypes
 import Logging
+import NIOWebSocket
 import SubscriberCore
 import WSClient
-import HTTPTypes
-import NIOWebSocket
 
 /// The floor: swift-websocket's `WSClient` receiving the same frames, doing the handshake by hand and counting text
 /// frames, with no JSON work at all.
@@ -31,7 +31,8 @@ struct BareClient {
         case .graphql:
             url = options.endpoint
             configuration.additionalHeaders[.secWebSocketProtocol] = "graphql-transport-ws"
-            let subscribe = #"{"id":"bench","type":"subscribe","payload":{"operationName":"DeviceState","query":"\#(DeviceStateOperation.query)","variables":{"orgId":"\#(options.org)"}}}"#
+            let subscribe =
+                #"{"id":"bench","type":"subscribe","payload":{"operationName":"DeviceState","query":"\#(DeviceStateOperation.query)","variables":{"orgId":"\#(options.org)"}}}"#
             handshake = [#"{"type":"connection_init","payload":{"Authorization":"\#(options.token)"}}"#, subscribe]
             awaitsSubscribeReply = false  // graphql-transport-ws has no subscribe acknowledgement
         }

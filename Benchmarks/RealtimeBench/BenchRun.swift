@@ -5,7 +5,9 @@ struct BenchRun {
     func execute() async throws -> BenchResult {
         let progress = Progress()
         let window = MeasurementWindow.start()
-        let label = options.client == .bare || options.client == .notifier ? "\(options.client.rawValue)-\(options.wire.rawValue)" : options.client.rawValue
+        let label =
+            options.client == .bare || options.client == .notifier
+            ? "\(options.client.rawValue)-\(options.wire.rawValue)" : options.client.rawValue
         let options = self.options
         let client = Task {
             switch options.client {

@@ -31,7 +31,8 @@ struct NotifierClient {
             }
         }
         var primed = false
-        var tally = EventTally(target: options.count, rssEvery: options.rssEvery, progress: progress, latencyWarmup: latency ? options.warmup : nil)
+        var tally = EventTally(
+            target: options.count, rssEvery: options.rssEvery, progress: progress, latencyWarmup: latency ? options.warmup : nil)
         var inOrder = true
         for await device in await notifier.deviceValues() {
             if latency {

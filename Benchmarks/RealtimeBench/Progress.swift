@@ -20,7 +20,9 @@ final class Progress: Sendable {
     /// still awaited were dropped: `finish()` ends the client's loop so it reports normally, losses included.
     /// When nothing arrives for `idleTimeout` seconds otherwise, the stream stalled: the process prints a partial
     /// result and exits with status 3, so the suite reports it instead of hanging.
-    func watch(target: Int, idleTimeout: Double, label: String, window: MeasurementWindow, finish: @escaping @Sendable () -> Void)
+    func watch(
+        target: Int, idleTimeout: Double, label: String, window: MeasurementWindow, finish: @escaping @Sendable () -> Void
+    )
         -> Task<Void, Never>
     {
         Task.detached { [self] in

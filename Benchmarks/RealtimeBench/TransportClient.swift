@@ -13,7 +13,8 @@ struct TransportClient {
             case .graphql: .graphQL(DeviceStateOperation.operation(organizationId: options.org))
             }
         var primed = false
-        var tally = EventTally(target: options.count, rssEvery: options.rssEvery, progress: progress, latencyWarmup: options.latency ? options.warmup : nil)
+        var tally = EventTally(
+            target: options.count, rssEvery: options.rssEvery, progress: progress, latencyWarmup: options.latency ? options.warmup : nil)
         consume: for try await event in await transport.subscribe(request) {
             switch event {
             case .payload(let payload):

@@ -85,26 +85,36 @@ extension RealtimeConfiguration {
             return number
         }
         if let text = value("VORTEX_REALTIME_TRANSPORT") {
-            if let kind = TransportKind(rawValue: text.lowercased()) { configuration.transport = kind } else {
+            if let kind = TransportKind(rawValue: text.lowercased()) {
+                configuration.transport = kind
+            } else {
                 problems.append("VORTEX_REALTIME_TRANSPORT=\(text): expected appsync or graphql")
             }
         }
         if let text = value("VORTEX_REALTIME_APPSYNC_ENDPOINT") { configuration.appSyncEndpoint = text }
         if let text = value("VORTEX_REALTIME_GRAPHQL_ENDPOINT") { configuration.graphQLEndpoint = text }
         if let text = value("VORTEX_REALTIME_AUTH_MODE") {
-            if let mode = AuthMode(rawValue: text) { configuration.authMode = mode } else {
+            if let mode = AuthMode(rawValue: text) {
+                configuration.authMode = mode
+            } else {
                 problems.append("VORTEX_REALTIME_AUTH_MODE=\(text): expected session or apiKey")
             }
         }
         if let text = value("VORTEX_REALTIME_API_KEY") { configuration.apiKey = text }
         if let text = value("VORTEX_REALTIME_RECONNECT") { configuration.reconnect = text }
         if let seconds = number("VORTEX_REALTIME_ACK_TIMEOUT") { configuration.ackTimeoutSeconds = seconds }
-        if let seconds = number("VORTEX_REALTIME_MAX_CONNECTION_DURATION") { configuration.maxConnectionDurationSeconds = seconds == 0 ? nil : seconds }
-        if let seconds = number("VORTEX_REALTIME_GRAPHQL_PING_INTERVAL") { configuration.graphQLPingIntervalSeconds = seconds == 0 ? nil : seconds }
+        if let seconds = number("VORTEX_REALTIME_MAX_CONNECTION_DURATION") {
+            configuration.maxConnectionDurationSeconds = seconds == 0 ? nil : seconds
+        }
+        if let seconds = number("VORTEX_REALTIME_GRAPHQL_PING_INTERVAL") {
+            configuration.graphQLPingIntervalSeconds = seconds == 0 ? nil : seconds
+        }
         if let seconds = number("VORTEX_REALTIME_GRAPHQL_PONG_TIMEOUT") { configuration.graphQLPongTimeoutSeconds = seconds }
         if let limit = number("VORTEX_REALTIME_BUFFER_LIMIT") { configuration.bufferLimit = Int(limit) }
         if let text = value("VORTEX_REALTIME_BUFFER_OVERFLOW") {
-            if let overflow = ObserverBufferPolicy.Overflow(rawValue: text) { configuration.bufferOverflow = overflow } else {
+            if let overflow = ObserverBufferPolicy.Overflow(rawValue: text) {
+                configuration.bufferOverflow = overflow
+            } else {
                 problems.append("VORTEX_REALTIME_BUFFER_OVERFLOW=\(text): expected dropOldest or dropNewest")
             }
         }
@@ -135,25 +145,33 @@ extension RealtimeConfiguration {
             if let appSyncEndpoint {
                 do { _ = try AppSyncEndpoint(appSyncEndpoint) } catch { problems.append("appSyncEndpoint: \(error)") }
             } else {
-                problems.append(failover.enabled && transport == .graphql
-                    ? "appSyncEndpoint: required because failover is on (it fails over to appsync)"
-                    : "appSyncEndpoint: required for transport appsync")
+                problems.append(
+                    failover.enabled && transport == .graphql
+                        ? "appSyncEndpoint: required because failover is on (it fails over to appsync)"
+                        : "appSyncEndpoint: required for transport appsync")
             }
         }
         if needsGraphQL {
             if let graphQLEndpoint {
                 do { _ = try GraphQLTransportConfiguration(graphQLEndpoint) } catch { problems.append("graphQLEndpoint: \(error)") }
             } else {
-                problems.append(failover.enabled && transport == .appsync
-                    ? "graphQLEndpoint: required because failover is on (it fails over to graphql)"
-                    : "graphQLEndpoint: required for transport graphql")
+                problems.append(
+                    failover.enabled && transport == .appsync
+                        ? "graphQLEndpoint: required because failover is on (it fails over to graphql)"
+                        : "graphQLEndpoint: required for transport graphql")
             }
         }
         if authMode == .apiKey && (apiKey ?? "").isEmpty { problems.append("apiKey: required when authMode is apiKey") }
-        if authMode == .session && apiKey != nil { problems.append("apiKey: given, but authMode is session (set authMode to apiKey or remove the key)") }
-        if ReconnectPolicy(parsing: reconnect) == nil { problems.append("reconnect: \"\(reconnect)\" is not fixed:SECONDS or exponential:BASE:MAX") }
+        if authMode == .session && apiKey != nil {
+            problems.append("apiKey: given, but authMode is session (set authMode to apiKey or remove the key)")
+        }
+        if ReconnectPolicy(parsing: reconnect) == nil {
+            problems.append("reconnect: \"\(reconnect)\" is not fixed:SECONDS or exponential:BASE:MAX")
+        }
         if ackTimeoutSeconds <= 0 { problems.append("ackTimeoutSeconds: must be positive") }
-        if let ping = graphQLPingIntervalSeconds, ping <= 0 { problems.append("graphQLPingIntervalSeconds: must be positive (or null for none)") }
+        if let ping = graphQLPingIntervalSeconds, ping <= 0 {
+            problems.append("graphQLPingIntervalSeconds: must be positive (or null for none)")
+        }
         if graphQLPongTimeoutSeconds <= 0 { problems.append("graphQLPongTimeoutSeconds: must be positive") }
         if let duration = maxConnectionDurationSeconds, duration < 60 { problems.append("maxConnectionDurationSeconds: at least 60") }
         if bufferLimit < 1 { problems.append("bufferLimit: at least 1") }
@@ -161,7 +179,9 @@ extension RealtimeConfiguration {
         if networkErrorAfterSeconds <= 0 { problems.append("networkErrorAfterSeconds: must be positive") }
         for (key, operation) in (graphQLOperations ?? [:]).sorted(by: { $0.key < $1.key }) {
             if NotifierUpstream(rawValue: key) == nil {
-                problems.append("graphQLOperations.\(key): unknown upstream (expected \(NotifierUpstream.allCases.map(\.rawValue).joined(separator: ", ")))")
+                problems.append(
+                    "graphQLOperations.\(key): unknown upstream (expected \(NotifierUpstream.allCases.map(\.rawValue).joined(separator: ", ")))"
+                )
             }
             if !operation.query.contains("subscription") { problems.append("graphQLOperations.\(key): query must be a subscription") }
         }

@@ -72,7 +72,8 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case transport, appSyncEndpoint, graphQLEndpoint, authMode, apiKey, reconnect, ackTimeoutSeconds
-        case maxConnectionDurationSeconds, graphQLPingIntervalSeconds, graphQLPongTimeoutSeconds, bufferLimit, bufferOverflow, backgroundGraceSeconds
+        case maxConnectionDurationSeconds, graphQLPingIntervalSeconds, graphQLPongTimeoutSeconds, bufferLimit, bufferOverflow,
+            backgroundGraceSeconds
         case switchTimeoutSeconds, networkErrorAfterSeconds, graphQLOperations, failover
     }
 

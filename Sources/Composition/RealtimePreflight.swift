@@ -136,13 +136,18 @@ public struct RealtimePreflight: Sendable {
 
     private func checkAppSync() async -> PreflightReport {
         let transport: any RealtimeTransport
-        do { transport = try TransportFactory(configuration: configuration, auth: auth, connector: connector, clock: clock, logger: logger).make(.appsync) } catch {
+        do {
+            transport = try TransportFactory(configuration: configuration, auth: auth, connector: connector, clock: clock, logger: logger)
+                .make(.appsync)
+        } catch {
             return PreflightReport(transport: "appsync", checks: [.init(name: "configuration", problems: ["\(error)"])])
         }
         let namespace = configuration.notifierConfiguration.channelNamespace
         let checks = await withTaskGroup(of: PreflightReport.Check.self) { group in
             for upstream in NotifierUpstream.allCases {
-                guard let request = upstream.request(dialect: .appSyncChannels, userId: userId, organizationId: organizationId, namespace: namespace),
+                guard
+                    let request = upstream.request(
+                        dialect: .appSyncChannels, userId: userId, organizationId: organizationId, namespace: namespace),
                     case .channel(let channel) = request.topic
                 else { continue }
                 group.addTask {

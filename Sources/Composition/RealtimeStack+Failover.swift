@@ -1,7 +1,7 @@
 import BackendNotifier
 import Foundation
-import SubscriberCore
 import Logging
+import SubscriberCore
 
 /// Automatic failover, done with the rollback path: when the active transport cannot stay connected (not connected
 /// for `unhealthyAfterSeconds`, `maxFailures` reconnects within `failureWindowSeconds`, or it gave up), switch to the

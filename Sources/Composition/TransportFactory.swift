@@ -41,7 +41,9 @@ public struct TransportFactory: Sendable {
         case .appsync:
             return try makeAppSync()
         case .graphql:
-            guard let text = configuration.graphQLEndpoint else { throw ConfigurationError(["graphQLEndpoint: required for transport graphql"]) }
+            guard let text = configuration.graphQLEndpoint else {
+                throw ConfigurationError(["graphQLEndpoint: required for transport graphql"])
+            }
             var settings = try GraphQLTransportConfiguration(text)
             settings.reconnectPolicy = configuration.reconnectPolicy
             settings.ackTimeout = .seconds(configuration.ackTimeoutSeconds)
@@ -58,7 +60,9 @@ extension TransportFactory {
     /// A new, unconnected AppSync Events transport from the configuration, with `adjust` applied last to the settings
     /// no ``RealtimeConfiguration`` key covers (for example the publish route of a command-line publish).
     public func makeAppSync(adjusting adjust: (inout AppSyncEventsConfiguration) -> Void = { _ in }) throws -> AppSyncEventsTransport {
-        guard let text = configuration.appSyncEndpoint else { throw ConfigurationError(["appSyncEndpoint: required for transport appsync"]) }
+        guard let text = configuration.appSyncEndpoint else {
+            throw ConfigurationError(["appSyncEndpoint: required for transport appsync"])
+        }
         var settings = AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(text))
         settings.reconnectPolicy = configuration.reconnectPolicy
         settings.ackTimeout = .seconds(configuration.ackTimeoutSeconds)

@@ -95,7 +95,9 @@ struct GraphQLLinkDriver: LinkDriver {
     static func executionResult(_ bytes: UnsafeBufferPointer<UInt8>) -> RealtimePayload {
         guard let result = try? JSONEnvelope(scanning: bytes) else { return RealtimePayload(json: Data(bytes)) }
         let errors = try? result.valueBytes("errors", in: bytes)
-        guard let data = result.member("data", in: bytes) else { return RealtimePayload(json: Data("null".utf8), graphQLErrorsJSON: errors) }
+        guard let data = result.member("data", in: bytes) else {
+            return RealtimePayload(json: Data("null".utf8), graphQLErrorsJSON: errors)
+        }
         let dataJSON = Data(UnsafeBufferPointer(rebasing: bytes[data.rawValue]))
         if data.kind == .object {
             let slice = UnsafeBufferPointer(rebasing: bytes[data.value])

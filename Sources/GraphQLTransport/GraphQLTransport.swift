@@ -56,7 +56,9 @@ public actor GraphQLTransport: RealtimeTransport {
     /// Starts a GraphQL subscription.
     public func subscribe(_ request: SubscriptionRequest) -> AsyncThrowingStream<SubscriptionEvent, any Error> {
         guard case .graphQL(let operation) = request.topic else {
-            return AsyncThrowingStream { $0.finish(throwing: RealtimeError.unsupported("GraphQL subscribes to operations, not AppSync channels")) }
+            return AsyncThrowingStream {
+                $0.finish(throwing: RealtimeError.unsupported("GraphQL subscribes to operations, not AppSync channels"))
+            }
         }
         let state = running()
         let id = makeID()
@@ -117,7 +119,8 @@ struct GraphQLLinks: SupervisedTransport {
 
     func makeLink(id: Int, credentials: AuthCredentials, role: LinkRole) -> (WebSocketRequest, any LinkDriver) {
         let request = WebSocketRequest(url: configuration.url, subprotocols: [GraphQLTransport.subprotocol])
-        let driver = GraphQLLinkDriver(id: id, state: state, connectionPayload: configuration.connectionPayload(credentials), logger: logger)
+        let driver = GraphQLLinkDriver(
+            id: id, state: state, connectionPayload: configuration.connectionPayload(credentials), logger: logger)
         return (request, driver)
     }
 

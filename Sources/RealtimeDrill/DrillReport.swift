@@ -88,17 +88,24 @@ public struct DrillReport: Sendable, Codable, Equatable {
         var lines = ["Parity (same events, AppSync Events vs GraphQL, both APIs)", ""]
         lines.append(Self.row(["stream", "published", "appsync", "graphql", "identical"]))
         for stream in parity.streams {
-            lines.append(Self.row([stream.stream, "\(stream.published)", "\(stream.appsync)", "\(stream.graphql)", stream.identical ? "yes" : "NO"]))
+            lines.append(
+                Self.row([stream.stream, "\(stream.published)", "\(stream.appsync)", "\(stream.graphql)", stream.identical ? "yes" : "NO"]))
             if let difference = stream.difference { lines.append("    \(difference)") }
         }
         lines += ["", "Rollback drill (AppSync Events -> GraphQL -> AppSync Events while events flow)", ""]
         lines.append(Self.row(["stream", "published", "received", "missing", "lost outside", "duplicated"]))
         for stream in rollback.streams {
-            lines.append(Self.row([stream.stream, "\(stream.published)", "\(stream.received)", "\(stream.missing)", "\(stream.missingOutsideWindows)", "\(stream.duplicated)"]))
+            lines.append(
+                Self.row([
+                    stream.stream, "\(stream.published)", "\(stream.received)", "\(stream.missing)", "\(stream.missingOutsideWindows)",
+                    "\(stream.duplicated)",
+                ]))
         }
         lines.append("")
         for item in rollback.switches {
-            lines.append("switch \(item.from) -> \(item.to): \(String(format: "%.0f", item.milliseconds)) ms, window \(item.windowStart) ... \(item.windowEnd)")
+            lines.append(
+                "switch \(item.from) -> \(item.to): \(String(format: "%.0f", item.milliseconds)) ms, window \(item.windowStart) ... \(item.windowEnd)"
+            )
         }
         lines.append(String(format: "latency p50 %.1f ms, p99 %.1f ms", rollback.latencyP50Milliseconds, rollback.latencyP99Milliseconds))
         lines.append("")
@@ -107,6 +114,9 @@ public struct DrillReport: Sendable, Codable, Equatable {
     }
 
     static func row(_ cells: [String]) -> String {
-        cells.enumerated().map { index, cell in index == 0 ? cell.padding(toLength: 16, withPad: " ", startingAt: 0) : String(repeating: " ", count: max(1, 13 - cell.count)) + cell }.joined()
+        cells.enumerated().map { index, cell in
+            index == 0
+                ? cell.padding(toLength: 16, withPad: " ", startingAt: 0) : String(repeating: " ", count: max(1, 13 - cell.count)) + cell
+        }.joined()
     }
 }

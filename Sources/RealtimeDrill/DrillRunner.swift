@@ -91,18 +91,23 @@ public struct DrillRunner: Sendable {
                 let started = ContinuousClock.now
                 try await stack.switchTransport(to: target)
                 let elapsed = ContinuousClock.now - started
-                let gaps = { recorder.events.compactMap { event -> GapWindow? in
-                    if case .transportSwitched(_, _, let gap, _) = event { return gap }
-                    return nil
-                } }
+                let gaps = {
+                    recorder.events.compactMap { event -> GapWindow? in
+                        if case .transportSwitched(_, _, let gap, _) = event { return gap }
+                        return nil
+                    }
+                }
                 // The switch event reaches the recorder asynchronously.
                 for _ in 0..<100 where gaps().count <= switches.count { try await Task.sleep(for: .milliseconds(5)) }
                 if let gap = gaps().last {
-                    onProgress("rollback: on \(target) after \(Int((gap.duration * 1000).rounded())) ms; events published inside \(gap) may be missing (reported)")
+                    onProgress(
+                        "rollback: on \(target) after \(Int((gap.duration * 1000).rounded())) ms; events published inside \(gap) may be missing (reported)"
+                    )
                 }
-                switches.append(RollbackReport.Switch(
-                    from: from.rawValue, to: target.rawValue, windowStart: "", windowEnd: "",
-                    milliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000))
+                switches.append(
+                    RollbackReport.Switch(
+                        from: from.rawValue, to: target.rawValue, windowStart: "", windowEnd: "",
+                        milliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000))
             }
             onPublished(index + 1, count)
             published += try await publish(1, startingAt: index, interval: interval)
@@ -119,7 +124,8 @@ public struct DrillRunner: Sendable {
             switches[index].windowStart = ISO8601Timestamp.string(from: window.start, fractionalSeconds: true)
             switches[index].windowEnd = ISO8601Timestamp.string(from: window.end, fractionalSeconds: true)
         }
-        let publishedAt = Dictionary(published.map { (event, date) in (event.timestamp ?? "", date) }, uniquingKeysWith: { first, _ in first })
+        let publishedAt = Dictionary(
+            published.map { (event, date) in (event.timestamp ?? "", date) }, uniquingKeysWith: { first, _ in first })
         var latencies: [Double] = []
         let streams = DrillScript.allStreams.map { name -> RollbackReport.Stream in
             let want = expected[name] ?? []
@@ -130,14 +136,19 @@ public struct DrillRunner: Sendable {
                 guard let date = publishedAt[stamp] else { return true }
                 return !windows.contains { $0.start.addingTimeInterval(-0.05) <= date && date <= $0.end.addingTimeInterval(0.05) }
             }
-            for entry in got { if let sent = publishedAt[entry.timestamp] { latencies.append(entry.receivedAt.timeIntervalSince(sent) * 1000) } }
+            for entry in got {
+                if let sent = publishedAt[entry.timestamp] { latencies.append(entry.receivedAt.timeIntervalSince(sent) * 1000) }
+            }
             return RollbackReport.Stream(
                 stream: name, published: want.count, received: got.count, missing: missing.count, missingOutsideWindows: outside.count,
                 duplicated: counts.values.reduce(0) { $0 + max(0, $1 - 1) })
         }
         latencies.sort()
-        func percentile(_ p: Double) -> Double { latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
-        return RollbackReport(streams: streams, switches: switches, latencyP50Milliseconds: percentile(0.5), latencyP99Milliseconds: percentile(0.99))
+        func percentile(_ p: Double) -> Double {
+            latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+        }
+        return RollbackReport(
+            streams: streams, switches: switches, latencyP50Milliseconds: percentile(0.5), latencyP99Milliseconds: percentile(0.99))
     }
 
     // MARK: Helpers
@@ -173,7 +184,8 @@ public struct DrillRunner: Sendable {
             throw DrillError.notLive("not every upstream subscription became live within 15 s")
         }
         for _ in 0..<20 {
-            let sentinels = try await publish(5, kinds: [.devicePresence, .plan, .archiveState, .roleChanged, .tokenRevoked], interval: .zero)
+            let sentinels = try await publish(
+                5, kinds: [.devicePresence, .plan, .archiveState, .roleChanged, .tokenRevoked], interval: .zero)
             let expected = Self.expectedTimestamps(sentinels)
             var ready = true
             for recorder in recorders where !(await recorder.waitFor(expected, timeout: 0.5)) { ready = false }

@@ -48,9 +48,14 @@ public enum DrillScript {
         let extensions = " eventType timestamp"
         let selections: [(String, String, String)] = [
             ("device", "subscribeDeviceState", "mac derivant online recording fwUpdateState thingName deviceGroupID orgId siteId"),
-            ("archive", "subscribeArchiveState",
-             "mac derivant thingName deviceGroupID orgId siteId status videoLength videoSize cloudSize hasH265 createdAt"),
-            ("organization", "subscribeOrganizationState", "orgId licensePhase isFreePlan AIControlSetting { uuid termsAgreement options }"),
+            (
+                "archive", "subscribeArchiveState",
+                "mac derivant thingName deviceGroupID orgId siteId status videoLength videoSize cloudSize hasH265 createdAt"
+            ),
+            (
+                "organization", "subscribeOrganizationState",
+                "orgId licensePhase isFreePlan AIControlSetting { uuid termsAgreement options }"
+            ),
             ("role", "subscribeRoleChange", "reason"),
             ("revoke", "subscribeUserTokenRevoke", "userId revokedAt reason requestId"),
         ]
@@ -63,7 +68,9 @@ public enum DrillScript {
 
     /// Event number `index` of a sequence cycling through `kinds`, stamped `timestamp`.
     public static func event(_ index: Int, kind: DomainEventKind, timestamp: String) -> DomainEvent {
-        let device: [String: LocalBackend.JSONValue] = ["mac": .string("00:1A:2B:3C:4D:5E"), "derivant": .string("VX-100"), "thingName": .string("thing-7")]
+        let device: [String: LocalBackend.JSONValue] = [
+            "mac": .string("00:1A:2B:3C:4D:5E"), "derivant": .string("VX-100"), "thingName": .string("thing-7"),
+        ]
         var payload: [String: LocalBackend.JSONValue]
         switch kind {
         case .devicePresence: payload = device.merging(["online": .bool(index % 2 == 1)]) { $1 }
@@ -77,11 +84,14 @@ public enum DrillScript {
         case .licensePhase: payload = ["licensePhase": .string(["Valid", "NoticePeriod", "GracePeriod"][index % 3])]
         case .plan: payload = ["isFreePlan": .bool(index % 2 == 0)]
         case .aiSettings:
-            payload = ["aiControlSetting": .object([
-                "uuid": .string("ai-\(index)"), "termsAgreement": .bool(true), "options": .object(["detectPeople": .bool(true)]),
-            ])]
+            payload = [
+                "aiControlSetting": .object([
+                    "uuid": .string("ai-\(index)"), "termsAgreement": .bool(true), "options": .object(["detectPeople": .bool(true)]),
+                ])
+            ]
         case .roleChanged: payload = ["reason": .string("role updated #\(index)")]
-        case .tokenRevoked: payload = ["revokedAt": .string(timestamp), "reason": .string("PASSWORD_CHANGED"), "requestId": .string("req-\(index)")]
+        case .tokenRevoked:
+            payload = ["revokedAt": .string(timestamp), "reason": .string("PASSWORD_CHANGED"), "requestId": .string("req-\(index)")]
         }
         return DomainEvent(
             kind: kind, orgId: organization, deviceGroupId: kind.audience == .deviceGroup ? deviceGroup : nil,

@@ -35,9 +35,10 @@ final class StreamRecorder: Sendable {
         ]
         let events = await notifier.connectionEvents()
         var started = streams.map { _, body in Task { await body() } }
-        started.append(Task { [connectionEvents] in
-            for await event in events { connectionEvents.withLock { $0.append(event) } }
-        })
+        started.append(
+            Task { [connectionEvents] in
+                for await event in events { connectionEvents.withLock { $0.append(event) } }
+            })
         tasks.withLock { $0 = started }
     }
 
@@ -46,7 +47,8 @@ final class StreamRecorder: Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         for await value in stream {
             let json = (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-            let timestamp = (value as? any VortexEventPayload)?.timestamp
+            let timestamp =
+                (value as? any VortexEventPayload)?.timestamp
                 ?? (value as? DeviceStateOutput)?.timestamp ?? (value as? OrganizationStateOutput)?.timestamp ?? ""
             entries.withLock { $0[name, default: []].append(Entry(timestamp: timestamp, json: json, receivedAt: Date())) }
             if displaying.withLock({ $0 }) { onValue(name, json) }
@@ -66,12 +68,14 @@ final class StreamRecorder: Sendable {
     /// Waits until `count` distinct upstreams reported live (or resumed), or `timeout` seconds pass.
     func waitForLive(upstreams count: Int, timeout: Double) async -> Bool {
         await poll(timeout) {
-            Set(self.events.compactMap { event -> String? in
-                switch event {
-                case .live(let stream, _), .resumed(let stream, _, _): stream
-                default: nil
+            Set(
+                self.events.compactMap { event -> String? in
+                    switch event {
+                    case .live(let stream, _), .resumed(let stream, _, _): stream
+                    default: nil
+                    }
                 }
-            }).count >= count
+            ).count >= count
         }
     }
 

@@ -51,7 +51,8 @@ public final class ManualClock: Clock, Sendable {
                 let resumeNow: Result<Void, any Error>? = state.withLock { state in
                     if state.cancelled.remove(id) != nil { return .failure(CancellationError()) }
                     if deadline <= state.now { return .success(()) }
-                    state.sleepers.append(Sleeper(id: id, deadline: deadline, duration: state.now.duration(to: deadline), continuation: continuation))
+                    state.sleepers.append(
+                        Sleeper(id: id, deadline: deadline, duration: state.now.duration(to: deadline), continuation: continuation))
                     return nil
                 }
                 if let resumeNow { continuation.resume(with: resumeNow) }

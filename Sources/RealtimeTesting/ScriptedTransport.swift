@@ -1,3 +1,4 @@
+import Foundation
 import SubscriberCore
 
 /// A fake ``RealtimeTransport`` a test drives directly: it records every subscription request and lets the test
@@ -63,7 +64,8 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
             if case .cancelled = termination { cancelled.withLock { $0 = true } }
         }
         state.withLock { state in
-            state.subscriptions.append(Subscription(index: state.subscriptions.count, request: request, continuation: continuation, cancelled: cancelled))
+            state.subscriptions.append(
+                Subscription(index: state.subscriptions.count, request: request, continuation: continuation, cancelled: cancelled))
         }
         return stream
     }
@@ -116,5 +118,3 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
         }
     }
 }
-
-import Foundation

@@ -101,10 +101,12 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
     public func receive() async throws -> WebSocketMessage? {
         if state.withLock({ $0.closed != nil }) { return nil }
         // Single consumer by contract; the iterator is taken out of the lock while awaiting.
-        guard var local = iterator.withLock({ state -> AsyncStream<Inbound>.AsyncIterator? in
-            defer { state = nil }
-            return state
-        }) else { return nil }
+        guard
+            var local = iterator.withLock({ state -> AsyncStream<Inbound>.AsyncIterator? in
+                defer { state = nil }
+                return state
+            })
+        else { return nil }
         let next = await local.next()
         iterator.withLock { $0 = local }
         switch next {

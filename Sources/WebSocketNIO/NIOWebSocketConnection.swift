@@ -1,7 +1,7 @@
 import Foundation
-import SubscriberCore
 import NIOCore
 import NIOWebSocket
+import SubscriberCore
 import WSClient
 
 /// The connection ``NIOWebSocketConnector`` hands to a scope: WSClient's inbound stream and outbound writer, alive
@@ -31,10 +31,12 @@ final class NIOWebSocketConnection: WebSocketConnection {
     var negotiatedSubprotocol: String? { nil }
 
     func receive() async throws -> SubscriberCore.WebSocketMessage? {
-        guard !abortSignal.isFired, var local = iterator.withLock({ state -> WebSocketInboundStream.AsyncIterator? in
-            defer { state = nil }
-            return state
-        }) else { return nil }
+        guard !abortSignal.isFired,
+            var local = iterator.withLock({ state -> WebSocketInboundStream.AsyncIterator? in
+                defer { state = nil }
+                return state
+            })
+        else { return nil }
         let message = try await local.nextMessage(maxSize: maxMessageSize)
         iterator.withLock { $0 = local }
         switch message {

@@ -1,5 +1,4 @@
 import Foundation
-import SubscriberCore
 import HTTPTypes
 import Logging
 import NIOCore
@@ -7,6 +6,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOWebSocket
+import SubscriberCore
 import WSClient
 
 /// Opens WebSocket connections with swift-websocket's `WebSocketClient` (the `WSClient` module) on SwiftNIO.
@@ -179,7 +179,8 @@ public struct NIOWebSocketConnector: WebSocketConnector {
             case _ where aborted:
                 info = WebSocketCloseInfo(code: nil, reason: "aborted", initiatedLocally: true)
             case .success(let frame?)?:
-                info = WebSocketCloseInfo(code: UInt16(webSocketErrorCode: frame.closeCode), reason: frame.reason ?? "", initiatedLocally: local)
+                info = WebSocketCloseInfo(
+                    code: UInt16(webSocketErrorCode: frame.closeCode), reason: frame.reason ?? "", initiatedLocally: local)
             case .success(nil)?, nil:
                 info = WebSocketCloseInfo(code: nil, reason: "connection closed without a close code", initiatedLocally: local)
             case .failure(let error)?:

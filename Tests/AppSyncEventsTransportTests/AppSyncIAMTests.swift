@@ -1,13 +1,15 @@
-@testable import AppSyncEventsTransport
 import Foundation
 import RealtimeTesting
 import SubscriberCore
 import Testing
 
+@testable import AppSyncEventsTransport
+
 @Suite("IAM authorization on the wire")
 struct AppSyncIAMTests {
     static let credentials = AWSCredentials(
-        accessKeyID: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", sessionToken: "SESSION", region: "us-east-1")
+        accessKeyID: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", sessionToken: "SESSION",
+        region: "us-east-1")
 
     /// Re-signs `body` with the date the client used and checks the client's Authorization matches.
     private func expectSigned(_ auth: [String: String], body: String) throws {
@@ -55,8 +57,9 @@ struct AppSyncIAMTests {
         let frame = try await connection.nextSentJSON()
         let auth = try #require(frame["authorization"] as? [String: String])
         try expectSigned(auth, body: AppSyncOutboundMessage.publishBody(channel: "default/a", events: events))
-        #expect(AppSyncOutboundMessage.publishBody(channel: "default/a", events: events)
-            == #"{"channel":"default/a","events":["{\"html\":\"<b>a/b</b>\",\"name\":\"é 漢字 🚀\"}"]}"#)
+        #expect(
+            AppSyncOutboundMessage.publishBody(channel: "default/a", events: events)
+                == #"{"channel":"default/a","events":["{\"html\":\"<b>a/b</b>\",\"name\":\"é 漢字 🚀\"}"]}"#)
         let id = try #require(frame["id"] as? String)
         connection.emit(#"{"type":"publish_success","id":"\#(id)","successful":[{"identifier":"x","index":0}],"failed":[]}"#)
         #expect(try await publishing.value.allSucceeded)

@@ -1,8 +1,9 @@
-@testable import AppSyncEventsTransport
 import Foundation
 import RealtimeTesting
 import SubscriberCore
 import Testing
+
+@testable import AppSyncEventsTransport
 
 @Suite("AppSync Events protocol through the scripted server")
 struct AppSyncProtocolTests {
@@ -26,7 +27,8 @@ struct AppSyncProtocolTests {
         #expect(frame["type"] as? String == "subscribe")
         #expect(frame["id"] as? String == "id-1")
         #expect(frame["channel"] as? String == "vortex-app/user/u-1/device/*")
-        #expect(frame["authorization"] as? [String: String] == ["host": "abc.appsync-api.us-east-1.amazonaws.com", "Authorization": "jwt-1"])
+        #expect(
+            frame["authorization"] as? [String: String] == ["host": "abc.appsync-api.us-east-1.amazonaws.com", "Authorization": "jwt-1"])
 
         connection.emit(#"{"type":"subscribe_success","id":"id-1"}"#)
         #expect(try await probe.next() == .live)
@@ -48,7 +50,8 @@ struct AppSyncProtocolTests {
         let first = try await AppSyncHarness.expectSubscribe(on: connection, channel: "vortex-app/user/u-1/roleChanged")
         let second = try await AppSyncHarness.expectSubscribe(on: connection, channel: "vortex-app/user/u-2/roleChanged")
         connection.emit(#"{"type":"subscribe_success","id":"\#(first)"}"#)
-        connection.emit(#"{"type":"subscribe_error","id":"\#(second)","errors":[{"errorType":"UnauthorizedException","message":"not yours"}]}"#)
+        connection.emit(
+            #"{"type":"subscribe_error","id":"\#(second)","errors":[{"errorType":"UnauthorizedException","message":"not yours"}]}"#)
         guard case .failed(let error) = try await bad.ending() else { Issue.record("the rejected stream must fail"); return }
         #expect(error as? RealtimeError == .subscriptionRejected(errorType: "UnauthorizedException", message: "not yours"))
         #expect(try await good.next() == .live)
@@ -80,7 +83,10 @@ struct AppSyncProtocolTests {
         let connection = try await harness.acceptConnection()
         let id = try await AppSyncHarness.expectSubscribe(on: connection, channel: "default/a")
         connection.emit(#"{"type":"subscribe_success","id":"\#(id)"}"#)
-        for junk in ["not json", "[1,2]", #"{"type":42}"#, #"{"id":"x"}"#, #"{"type":"mystery"}"#, #"{"type":"data","id":"nope","event":"{}"}"#, #"{"type":"data"}"#, "{\"type\":\"data\",\"id\":\"\(id)\",\"event\":\"\\ud800\"}"] {
+        for junk in [
+            "not json", "[1,2]", #"{"type":42}"#, #"{"id":"x"}"#, #"{"type":"mystery"}"#, #"{"type":"data","id":"nope","event":"{}"}"#,
+            #"{"type":"data"}"#, "{\"type\":\"data\",\"id\":\"\(id)\",\"event\":\"\\ud800\"}",
+        ] {
             connection.emit(junk)
         }
         connection.emit(AppSyncHarness.dataFrame(id: id, event: #"{"ok":true}"#))

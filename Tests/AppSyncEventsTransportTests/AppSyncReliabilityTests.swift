@@ -1,13 +1,16 @@
-@testable import AppSyncEventsTransport
 import Foundation
 import RealtimeTesting
 import SubscriberCore
 import Testing
 
+@testable import AppSyncEventsTransport
+
 @Suite("AppSync Events reliability: timers, reconnects, auth, rotation")
 struct AppSyncReliabilityTests {
     /// Subscribes to `channel`, accepts the connection and confirms the subscription.
-    private func liveSubscription(_ harness: AppSyncHarness, _ channel: String = "default/a", timeoutMs: Int? = nil)
+    private func liveSubscription(
+        _ harness: AppSyncHarness, _ channel: String = "default/a", timeoutMs: Int? = nil
+    )
         async throws -> (SubscriptionProbe, ScriptedConnection, String)
     {
         let probe = await harness.subscribe(channel)
@@ -191,9 +194,15 @@ struct AppSyncReliabilityTests {
         #expect(frame["events"] as? [String] == [#"{"a":1}"#, #"{"b":"<x/>"}"#])
         #expect(frame["authorization"] as? [String: String] != nil)
         let id = try #require(frame["id"] as? String)
-        connection.emit(#"{"type":"publish_success","id":"\#(id)","successful":[{"identifier":"e1","index":0}],"failed":[{"identifier":"e2","index":1,"code":400,"message":"bad"}]}"#)
+        connection.emit(
+            #"{"type":"publish_success","id":"\#(id)","successful":[{"identifier":"e1","index":0}],"failed":[{"identifier":"e2","index":1,"code":400,"message":"bad"}]}"#
+        )
         let outcome = try await result
-        #expect(outcome == PublishResult(successful: [PublishedEvent(identifier: "e1", index: 0)], failed: [FailedEvent(identifier: "e2", index: 1, code: 400, message: "bad")]))
+        #expect(
+            outcome
+                == PublishResult(
+                    successful: [PublishedEvent(identifier: "e1", index: 0)],
+                    failed: [FailedEvent(identifier: "e2", index: 1, code: 400, message: "bad")]))
         #expect(!outcome.allSucceeded)
 
         let rejected = Task { try await transport.publish(PublishRequest(channel: "default/a", events: ["1"])) }

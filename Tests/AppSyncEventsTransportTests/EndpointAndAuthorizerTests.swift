@@ -11,34 +11,47 @@ private let awsHost = "abc.appsync-api.us-east-1.amazonaws.com"
 @Suite("AppSyncEndpoint")
 struct AppSyncEndpointTests {
     /// (input, http URL, realtime URL, host)
-    @Test("derives both URLs and the HTTP host", arguments: [
-        (awsHTTP, awsHTTP, awsRealtime, awsHost),
-        (awsRealtime, awsHTTP, awsRealtime, awsHost),
-        ("https://abc.appsync-api.cn-north-1.amazonaws.com.cn/event",
-         "https://abc.appsync-api.cn-north-1.amazonaws.com.cn/event",
-         "wss://abc.appsync-realtime-api.cn-north-1.amazonaws.com.cn/event/realtime",
-         "abc.appsync-api.cn-north-1.amazonaws.com.cn"),
-        ("wss://abc.appsync-realtime-api.cn-north-1.amazonaws.com.cn/event/realtime",
-         "https://abc.appsync-api.cn-north-1.amazonaws.com.cn/event",
-         "wss://abc.appsync-realtime-api.cn-north-1.amazonaws.com.cn/event/realtime",
-         "abc.appsync-api.cn-north-1.amazonaws.com.cn"),
-        // Custom domains keep their host for both URLs.
-        ("https://api.example.com/event", "https://api.example.com/event", "wss://api.example.com/event/realtime", "api.example.com"),
-        ("wss://rt.example.com/event/realtime", "https://rt.example.com/event", "wss://rt.example.com/event/realtime", "rt.example.com"),
-        ("https://x.appsync-api.example.com/event", "https://x.appsync-api.example.com/event",
-         "wss://x.appsync-api.example.com/event/realtime", "x.appsync-api.example.com"),
-        ("https://api.example.com:8443/event", "https://api.example.com:8443/event",
-         "wss://api.example.com:8443/event/realtime", "api.example.com:8443"),
-        // Loopback may use plain HTTP / WS.
-        ("http://127.0.0.1:8080/event", "http://127.0.0.1:8080/event", "ws://127.0.0.1:8080/event/realtime", "127.0.0.1:8080"),
-        ("ws://localhost:9/event/realtime", "http://localhost:9/event", "ws://localhost:9/event/realtime", "localhost:9"),
-        ("http://localhost/event", "http://localhost/event", "ws://localhost/event/realtime", "localhost"),
-        ("ws://127.0.0.1:4000/event/realtime", "http://127.0.0.1:4000/event", "ws://127.0.0.1:4000/event/realtime", "127.0.0.1:4000"),
-        // Loopback may use TLS too.
-        ("https://localhost:8443/event", "https://localhost:8443/event", "wss://localhost:8443/event/realtime", "localhost:8443"),
-        // Surrounding spaces are ignored.
-        ("  \(awsHTTP) ", awsHTTP, awsRealtime, awsHost),
-    ])
+    @Test(
+        "derives both URLs and the HTTP host",
+        arguments: [
+            (awsHTTP, awsHTTP, awsRealtime, awsHost),
+            (awsRealtime, awsHTTP, awsRealtime, awsHost),
+            (
+                "https://abc.appsync-api.cn-north-1.amazonaws.com.cn/event",
+                "https://abc.appsync-api.cn-north-1.amazonaws.com.cn/event",
+                "wss://abc.appsync-realtime-api.cn-north-1.amazonaws.com.cn/event/realtime",
+                "abc.appsync-api.cn-north-1.amazonaws.com.cn"
+            ),
+            (
+                "wss://abc.appsync-realtime-api.cn-north-1.amazonaws.com.cn/event/realtime",
+                "https://abc.appsync-api.cn-north-1.amazonaws.com.cn/event",
+                "wss://abc.appsync-realtime-api.cn-north-1.amazonaws.com.cn/event/realtime",
+                "abc.appsync-api.cn-north-1.amazonaws.com.cn"
+            ),
+            // Custom domains keep their host for both URLs.
+            ("https://api.example.com/event", "https://api.example.com/event", "wss://api.example.com/event/realtime", "api.example.com"),
+            (
+                "wss://rt.example.com/event/realtime", "https://rt.example.com/event", "wss://rt.example.com/event/realtime",
+                "rt.example.com"
+            ),
+            (
+                "https://x.appsync-api.example.com/event", "https://x.appsync-api.example.com/event",
+                "wss://x.appsync-api.example.com/event/realtime", "x.appsync-api.example.com"
+            ),
+            (
+                "https://api.example.com:8443/event", "https://api.example.com:8443/event",
+                "wss://api.example.com:8443/event/realtime", "api.example.com:8443"
+            ),
+            // Loopback may use plain HTTP / WS.
+            ("http://127.0.0.1:8080/event", "http://127.0.0.1:8080/event", "ws://127.0.0.1:8080/event/realtime", "127.0.0.1:8080"),
+            ("ws://localhost:9/event/realtime", "http://localhost:9/event", "ws://localhost:9/event/realtime", "localhost:9"),
+            ("http://localhost/event", "http://localhost/event", "ws://localhost/event/realtime", "localhost"),
+            ("ws://127.0.0.1:4000/event/realtime", "http://127.0.0.1:4000/event", "ws://127.0.0.1:4000/event/realtime", "127.0.0.1:4000"),
+            // Loopback may use TLS too.
+            ("https://localhost:8443/event", "https://localhost:8443/event", "wss://localhost:8443/event/realtime", "localhost:8443"),
+            // Surrounding spaces are ignored.
+            ("  \(awsHTTP) ", awsHTTP, awsRealtime, awsHost),
+        ])
     func derive(input: String, http: String, realtime: String, host: String) throws {
         let endpoint = try AppSyncEndpoint(input)
         #expect(endpoint.httpURL.absoluteString == http)
@@ -47,10 +60,12 @@ struct AppSyncEndpointTests {
         #expect(endpoint.description == http)
     }
 
-    @Test("IPv6 loopback keeps its brackets", arguments: [
-        ("http://[::1]:8080/event", "http://[::1]:8080/event", "ws://[::1]:8080/event/realtime"),
-        ("ws://[::1]:8080/event/realtime", "http://[::1]:8080/event", "ws://[::1]:8080/event/realtime"),
-    ])
+    @Test(
+        "IPv6 loopback keeps its brackets",
+        arguments: [
+            ("http://[::1]:8080/event", "http://[::1]:8080/event", "ws://[::1]:8080/event/realtime"),
+            ("ws://[::1]:8080/event/realtime", "http://[::1]:8080/event", "ws://[::1]:8080/event/realtime"),
+        ])
     func ipv6Loopback(input: String, http: String, realtime: String) throws {
         // `URL.host` drops the brackets; the endpoint must put them back when it builds the other URL.
         let endpoint = try AppSyncEndpoint(input)
@@ -59,11 +74,13 @@ struct AppSyncEndpointTests {
         #expect(endpoint.host == "[::1]:8080")
     }
 
-    @Test("either URL gives the same endpoint", arguments: [
-        (awsHTTP, awsRealtime),
-        ("https://api.example.com/event", "wss://api.example.com/event/realtime"),
-        ("http://127.0.0.1:8080/event", "ws://127.0.0.1:8080/event/realtime"),
-    ])
+    @Test(
+        "either URL gives the same endpoint",
+        arguments: [
+            (awsHTTP, awsRealtime),
+            ("https://api.example.com/event", "wss://api.example.com/event/realtime"),
+            ("http://127.0.0.1:8080/event", "ws://127.0.0.1:8080/event/realtime"),
+        ])
     func roundTrip(http: String, realtime: String) throws {
         let fromHTTP = try AppSyncEndpoint(httpURL: try #require(URL(string: http)))
         let fromRealtime = try AppSyncEndpoint(realtimeURL: try #require(URL(string: realtime)))
@@ -75,38 +92,42 @@ struct AppSyncEndpointTests {
         #expect(back.httpURL.absoluteString == http)
     }
 
-    @Test("trailing slash on the path is accepted", arguments: [
-        "https://api.example.com/event/",
-        "wss://api.example.com/event/realtime/",
-    ])
+    @Test(
+        "trailing slash on the path is accepted",
+        arguments: [
+            "https://api.example.com/event/",
+            "wss://api.example.com/event/realtime/",
+        ])
     func trailingSlash(input: String) throws {
         let endpoint = try AppSyncEndpoint(input)
         #expect(endpoint.host == "api.example.com")
         #expect(endpoint.realtimeURL.path.hasPrefix("/event/realtime"))
     }
 
-    @Test("rejects unusable URLs", arguments: [
-        "http://example.com/event",
-        "ws://example.com/event/realtime",
-        "http://10.0.0.1/event",
-        "http://128.0.0.1/event",
-        "https://api.example.com/events",
-        "https://api.example.com/",
-        "https://api.example.com",
-        "https://api.example.com/event/realtime",
-        "wss://api.example.com/event",
-        "wss://api.example.com/realtime",
-        "https://api.example.com/v1/event",
-        "ftp://api.example.com/event",
-        "file:///event",
-        "mailto:x@example.com",
-        "not a url",
-        "",
-        "api.example.com/event",
-        "https:///event",
-        "https://api.example.com/event?x=1",
-        "https://user:pw@api.example.com/event",
-    ])
+    @Test(
+        "rejects unusable URLs",
+        arguments: [
+            "http://example.com/event",
+            "ws://example.com/event/realtime",
+            "http://10.0.0.1/event",
+            "http://128.0.0.1/event",
+            "https://api.example.com/events",
+            "https://api.example.com/",
+            "https://api.example.com",
+            "https://api.example.com/event/realtime",
+            "wss://api.example.com/event",
+            "wss://api.example.com/realtime",
+            "https://api.example.com/v1/event",
+            "ftp://api.example.com/event",
+            "file:///event",
+            "mailto:x@example.com",
+            "not a url",
+            "",
+            "api.example.com/event",
+            "https:///event",
+            "https://api.example.com/event?x=1",
+            "https://user:pw@api.example.com/event",
+        ])
     func rejects(input: String) {
         let error = #expect(throws: RealtimeError.self) { try AppSyncEndpoint(input) }
         guard case .invalidEndpoint? = error else {
@@ -120,29 +141,33 @@ struct AppSyncEndpointTests {
         #expect(throws: RealtimeError.self) { try AppSyncEndpoint(realtimeURL: URL(string: awsHTTP)!) }
     }
 
-    @Test("isLoopback", arguments: [
-        ("localhost", true),
-        ("LOCALHOST", true),
-        ("127.0.0.1", true),
-        ("127.1.2.3", true),
-        ("::1", true),
-        ("[::1]", true),
-        ("example.com", false),
-        ("128.0.0.1", false),
-        ("10.0.0.1", false),
-        ("0.0.0.0", false),
-        ("localhost.example.com", false),
-        ("mylocalhost", false),
-        ("::2", false),
-    ])
+    @Test(
+        "isLoopback",
+        arguments: [
+            ("localhost", true),
+            ("LOCALHOST", true),
+            ("127.0.0.1", true),
+            ("127.1.2.3", true),
+            ("::1", true),
+            ("[::1]", true),
+            ("example.com", false),
+            ("128.0.0.1", false),
+            ("10.0.0.1", false),
+            ("0.0.0.0", false),
+            ("localhost.example.com", false),
+            ("mylocalhost", false),
+            ("::2", false),
+        ])
     func isLoopback(host: String, expected: Bool) {
         #expect(AppSyncEndpoint.isLoopback(host) == expected)
     }
 
-    @Test("host names that merely start with 127. are not loopback", arguments: [
-        "127.example.com",
-        "127.0.0.1.nip.io",
-    ])
+    @Test(
+        "host names that merely start with 127. are not loopback",
+        arguments: [
+            "127.example.com",
+            "127.0.0.1.nip.io",
+        ])
     func dnsNamesStartingWith127(host: String) {
         #expect(AppSyncEndpoint.isLoopback(host) == false)
         #expect(throws: RealtimeError.self) { try AppSyncEndpoint("http://\(host)/event") }
@@ -154,19 +179,21 @@ struct AppSyncAuthorizerTests {
     static let endpoint = try! AppSyncEndpoint(awsHTTP)
 
     /// (bytes, standard base64, base64url)
-    @Test("base64URL replaces + and / and drops padding", arguments: [
-        ([0xFB, 0xFF] as [UInt8], "+/8=", "-_8"),
-        ([0xFB, 0xEF, 0xBE], "++++", "----"),
-        ([0xFF, 0xFF, 0xFF], "////", "____"),
-        ([0xFF], "/w==", "_w"),
-        ([0xFA], "+g==", "-g"),
-        ([0xFB, 0xF0], "+/A=", "-_A"),
-        ([], "", ""),
-        (Array("f".utf8), "Zg==", "Zg"),
-        (Array("fo".utf8), "Zm8=", "Zm8"),
-        (Array("foo".utf8), "Zm9v", "Zm9v"),
-        (Array(#"{"host":"h"}"#.utf8), "eyJob3N0IjoiaCJ9", "eyJob3N0IjoiaCJ9"),
-    ])
+    @Test(
+        "base64URL replaces + and / and drops padding",
+        arguments: [
+            ([0xFB, 0xFF] as [UInt8], "+/8=", "-_8"),
+            ([0xFB, 0xEF, 0xBE], "++++", "----"),
+            ([0xFF, 0xFF, 0xFF], "////", "____"),
+            ([0xFF], "/w==", "_w"),
+            ([0xFA], "+g==", "-g"),
+            ([0xFB, 0xF0], "+/A=", "-_A"),
+            ([], "", ""),
+            (Array("f".utf8), "Zg==", "Zg"),
+            (Array("fo".utf8), "Zm8=", "Zm8"),
+            (Array("foo".utf8), "Zm9v", "Zm9v"),
+            (Array(#"{"host":"h"}"#.utf8), "eyJob3N0IjoiaCJ9", "eyJob3N0IjoiaCJ9"),
+        ])
     func base64URL(bytes: [UInt8], standard: String, expected: String) throws {
         #expect(Data(bytes).base64EncodedString() == standard)
         let encoded = AppSyncAuthorizer.base64URL(Data(bytes))
@@ -191,14 +218,22 @@ struct AppSyncAuthorizerTests {
         #expect(AppSyncAuthorizer.decodeBase64URL(text) == nil)
     }
 
-    @Test("auth objects", arguments: [
-        (AuthCredentials.apiKey("da2-key"), ["host": awsHost, "x-api-key": "da2-key"],
-         #"{"host":"abc.appsync-api.us-east-1.amazonaws.com","x-api-key":"da2-key"}"#),
-        (.bearerToken("eyJ.jwt/+="), ["host": awsHost, "Authorization": "eyJ.jwt/+="],
-         #"{"Authorization":"eyJ.jwt/+=","host":"abc.appsync-api.us-east-1.amazonaws.com"}"#),
-        (.lambdaToken("lambda-token"), ["host": awsHost, "Authorization": "lambda-token"],
-         #"{"Authorization":"lambda-token","host":"abc.appsync-api.us-east-1.amazonaws.com"}"#),
-    ])
+    @Test(
+        "auth objects",
+        arguments: [
+            (
+                AuthCredentials.apiKey("da2-key"), ["host": awsHost, "x-api-key": "da2-key"],
+                #"{"host":"abc.appsync-api.us-east-1.amazonaws.com","x-api-key":"da2-key"}"#
+            ),
+            (
+                .bearerToken("eyJ.jwt/+="), ["host": awsHost, "Authorization": "eyJ.jwt/+="],
+                #"{"Authorization":"eyJ.jwt/+=","host":"abc.appsync-api.us-east-1.amazonaws.com"}"#
+            ),
+            (
+                .lambdaToken("lambda-token"), ["host": awsHost, "Authorization": "lambda-token"],
+                #"{"Authorization":"lambda-token","host":"abc.appsync-api.us-east-1.amazonaws.com"}"#
+            ),
+        ])
     func authObjects(credentials: AuthCredentials, expected: [String: String], json: String) throws {
         let authorizer = AppSyncAuthorizer(endpoint: Self.endpoint, credentials: credentials)
         #expect(authorizer.authorization(body: "{}") == expected)

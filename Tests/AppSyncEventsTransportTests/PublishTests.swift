@@ -143,12 +143,16 @@ struct AppSyncHTTPPublisherTests {
         #expect(request.headers["Authorization"] == nil)
     }
 
-    @Test("the body normalises the channel and keeps events verbatim", arguments: [
-        ("/default/test", [#"{"a":1}"#], #"{"channel":"default/test","events":["{\"a\":1}"]}"#),
-        ("vortex-app/user/u-1/device/presenceChanged", ["1", #""x/y<z>""#],
-         #"{"channel":"vortex-app/user/u-1/device/presenceChanged","events":["1","\"x/y<z>\""]}"#),
-        ("default/test", [#"{"t":"é🚀\n"}"#], #"{"channel":"default/test","events":["{\"t\":\"é🚀\\n\"}"]}"#),
-    ])
+    @Test(
+        "the body normalises the channel and keeps events verbatim",
+        arguments: [
+            ("/default/test", [#"{"a":1}"#], #"{"channel":"default/test","events":["{\"a\":1}"]}"#),
+            (
+                "vortex-app/user/u-1/device/presenceChanged", ["1", #""x/y<z>""#],
+                #"{"channel":"vortex-app/user/u-1/device/presenceChanged","events":["1","\"x/y<z>\""]}"#
+            ),
+            ("default/test", [#"{"t":"é🚀\n"}"#], #"{"channel":"default/test","events":["{\"t\":\"é🚀\\n\"}"]}"#),
+        ])
     func body(channel: String, events: [String], expected: String) async throws {
         let client = RecordingHTTPClient()
         _ = try await publish(client, channel: channel, events: events)
@@ -164,32 +168,39 @@ struct AppSyncHTTPPublisherTests {
         let client = RecordingHTTPClient()
         _ = try await publish(client, credentials: credentials)
         let headers = try #require(client.requests.first?.headers)
-        let token: String? = switch credentials {
-        case .bearerToken(let token), .lambdaToken(let token): token
-        default: nil
-        }
+        let token: String? =
+            switch credentials {
+            case .bearerToken(let token), .lambdaToken(let token): token
+            default: nil
+            }
         #expect(headers["Authorization"] == token)
         #expect(headers["host"] == Self.host)
         #expect(headers["x-api-key"] == nil)
     }
 
     @Test func partialFailureDecodesIntoPublishResult() async throws {
-        let client = RecordingHTTPClient(status: 200, reply: #"""
-            {"successful":[{"identifier":"id-0","index":0}],
-             "failed":[{"identifier":"id-1","index":1,"code":400,"message":"bad event"}]}
-            """#)
+        let client = RecordingHTTPClient(
+            status: 200,
+            reply: #"""
+                {"successful":[{"identifier":"id-0","index":0}],
+                 "failed":[{"identifier":"id-1","index":1,"code":400,"message":"bad event"}]}
+                """#)
         let result = try await publish(client, events: ["1", "2"])
-        #expect(result == PublishResult(
-            successful: [PublishedEvent(identifier: "id-0", index: 0)],
-            failed: [FailedEvent(identifier: "id-1", index: 1, code: 400, message: "bad event")]))
+        #expect(
+            result
+                == PublishResult(
+                    successful: [PublishedEvent(identifier: "id-0", index: 0)],
+                    failed: [FailedEvent(identifier: "id-1", index: 1, code: 400, message: "bad event")]))
         #expect(result.allSucceeded == false)
     }
 
-    @Test("successful replies", arguments: [
-        (#"{"successful":[{"identifier":"a","index":0},{"identifier":"b","index":1}],"failed":[]}"#, 2),
-        (#"{"successful":[{"identifier":"a","index":0}]}"#, 1),
-        ("{}", 0),
-    ])
+    @Test(
+        "successful replies",
+        arguments: [
+            (#"{"successful":[{"identifier":"a","index":0},{"identifier":"b","index":1}],"failed":[]}"#, 2),
+            (#"{"successful":[{"identifier":"a","index":0}]}"#, 1),
+            ("{}", 0),
+        ])
     func allSucceeded(reply: String, successes: Int) async throws {
         let result = try await publish(RecordingHTTPClient(status: 200, reply: reply), events: ["1", "2"])
         #expect(result.successful.count == successes)
@@ -197,15 +208,21 @@ struct AppSyncHTTPPublisherTests {
         #expect(result.allSucceeded)
     }
 
-    @Test("non-2xx replies throw publishRejected", arguments: [
-        (401, #"{"errors":[{"errorType":"UnauthorizedException","message":"x"}]}"#,
-         RealtimeError.publishRejected(errorType: "UnauthorizedException", message: "x")),
-        (400, #"{"errors":[{"errorType":"BadRequestException","message":"too big"}]}"#,
-         .publishRejected(errorType: "BadRequestException", message: "too big")),
-        (500, "oops", .publishRejected(errorType: "HTTP 500", message: "oops")),
-        (503, "", .publishRejected(errorType: "HTTP 503", message: "")),
-        (302, "{}", .publishRejected(errorType: "HTTP 302", message: "{}")),
-    ])
+    @Test(
+        "non-2xx replies throw publishRejected",
+        arguments: [
+            (
+                401, #"{"errors":[{"errorType":"UnauthorizedException","message":"x"}]}"#,
+                RealtimeError.publishRejected(errorType: "UnauthorizedException", message: "x")
+            ),
+            (
+                400, #"{"errors":[{"errorType":"BadRequestException","message":"too big"}]}"#,
+                .publishRejected(errorType: "BadRequestException", message: "too big")
+            ),
+            (500, "oops", .publishRejected(errorType: "HTTP 500", message: "oops")),
+            (503, "", .publishRejected(errorType: "HTTP 503", message: "")),
+            (302, "{}", .publishRejected(errorType: "HTTP 302", message: "{}")),
+        ])
     func rejected(status: Int, reply: String, expected: RealtimeError) async throws {
         await #expect(throws: expected) {
             try await publish(RecordingHTTPClient(status: status, reply: reply))

@@ -1,9 +1,9 @@
+import Crypto
 import Foundation
 import SubscriberCore
 import Testing
 
 @testable import AppSyncEventsTransport
-import Crypto
 
 // MARK: - Fixtures
 
@@ -394,7 +394,8 @@ struct SigV4SignerTests {
     func returnedHeaders() throws {
         let url = try #require(URL(string: "https://events.example.com:8443/event"))
         let passed = ["Content-Type": "application/json", "accept": "application/json, text/javascript"]
-        let withToken = SigV4TestSuite.signer(sessionToken: "tok").sign(method: "POST", url: url, headers: passed, body: Data(), date: SigV4TestSuite.date)
+        let withToken = SigV4TestSuite.signer(sessionToken: "tok").sign(
+            method: "POST", url: url, headers: passed, body: Data(), date: SigV4TestSuite.date)
         #expect(
             Set(withToken.keys) == ["Content-Type", "accept", "host", "x-amz-date", "x-amz-security-token", "Authorization"])
         #expect(withToken["Content-Type"] == "application/json")
@@ -435,7 +436,10 @@ struct SigV4SignerTests {
         let baseline = signature()
         #expect(baseline == signature(), "signing must be deterministic")
 
-        func signer(secret: String = SigV4TestSuite.secretAccessKey, region: String = SigV4TestSuite.region, service: String = SigV4TestSuite.service)
+        func signer(
+            secret: String = SigV4TestSuite.secretAccessKey, region: String = SigV4TestSuite.region,
+            service: String = SigV4TestSuite.service
+        )
             -> SigV4Signer
         {
             SigV4Signer(
@@ -559,7 +563,9 @@ struct SigV4SignerTests {
             region: "us-east-1")
         var dumped = ""
         dump(signer, to: &dumped)
-        for text in [signer.description, signer.debugDescription, String(describing: signer), String(reflecting: signer), "\(signer)", dumped] {
+        for text in [
+            signer.description, signer.debugDescription, String(describing: signer), String(reflecting: signer), "\(signer)", dumped,
+        ] {
             #expect(!text.contains("super-secret-key"))
             #expect(!text.contains("session-token-value"))
             #expect(text.contains("AKIDEXAMPLE"))
@@ -570,11 +576,13 @@ struct SigV4SignerTests {
     func concurrentSigning() async throws {
         let signer = SigV4TestSuite.signer(sessionToken: SigV4TestSuite.vanillaToken)
         let url = try #require(URL(string: "https://\(SigV4Case.appSyncHost)/event"))
-        let expected = signer.sign(method: "POST", url: url, headers: SigV4Case.appSyncHeaders, body: SigV4Case.publishBody, date: SigV4TestSuite.date)
+        let expected = signer.sign(
+            method: "POST", url: url, headers: SigV4Case.appSyncHeaders, body: SigV4Case.publishBody, date: SigV4TestSuite.date)
         let results = await withTaskGroup(of: [String: String].self) { group in
             for _ in 0..<64 {
                 group.addTask {
-                    signer.sign(method: "POST", url: url, headers: SigV4Case.appSyncHeaders, body: SigV4Case.publishBody, date: SigV4TestSuite.date)
+                    signer.sign(
+                        method: "POST", url: url, headers: SigV4Case.appSyncHeaders, body: SigV4Case.publishBody, date: SigV4TestSuite.date)
                 }
             }
             return await group.reduce(into: []) { $0.append($1) }
@@ -592,7 +600,6 @@ struct SigV4SignerTests {
 private func header(_ name: String, in headers: [String: String]) -> String? {
     headers.first { $0.key.lowercased() == name.lowercased() }?.value
 }
-
 
 /// Runs `Tests/PythonPeers/sigv4_reference.py` (botocore's `SigV4Auth`) as a subprocess.
 ///

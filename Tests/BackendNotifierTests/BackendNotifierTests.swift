@@ -1,9 +1,10 @@
-@testable import BackendNotifier
 import Foundation
 import MetricsTestKit
 import RealtimeTesting
 import SubscriberCore
 import Testing
+
+@testable import BackendNotifier
 
 /// Sample payloads, as the backend sends them on each transport for the same domain event.
 enum Samples {
@@ -17,8 +18,10 @@ enum Samples {
     static let firmwareChannel =
         #"{"eventType":"device/firmwareUpdated","timestamp":"\#(timestamp)","orgId":"o-1","siteId":"g-1","thingName":"t-1","derivant":"X1","mac":"AA:BB","fwUpdateState":3}"#
     static let planChannel = #"{"eventType":"organization/planChanged","timestamp":"\#(timestamp)","orgId":"o-1","isFreePlan":true}"#
-    static let planLegacy = #"{"orgId":"o-1","licensePhase":null,"isFreePlan":true,"AIControlSetting":null,"eventType":"organization/planChanged","timestamp":"\#(timestamp)"}"#
-    static let revoke = #"{"eventType":"user/tokenRevoked","timestamp":"\#(timestamp)","userId":"u-1","revokedAt":"\#(timestamp)","reason":"PASSWORD_CHANGED","requestId":"r-1"}"#
+    static let planLegacy =
+        #"{"orgId":"o-1","licensePhase":null,"isFreePlan":true,"AIControlSetting":null,"eventType":"organization/planChanged","timestamp":"\#(timestamp)"}"#
+    static let revoke =
+        #"{"eventType":"user/tokenRevoked","timestamp":"\#(timestamp)","userId":"u-1","revokedAt":"\#(timestamp)","reason":"PASSWORD_CHANGED","requestId":"r-1"}"#
 }
 
 struct NotifierHarness {
@@ -27,7 +30,10 @@ struct NotifierHarness {
     let transport: ScriptedTransport
     let notifier: BackendNotifier
 
-    init(dialect: TransportDialect = .appSyncChannels, filter: any DeviceEventFilter = AllowAllDeviceEvents(), configure: (inout NotifierConfiguration) -> Void = { _ in }) {
+    init(
+        dialect: TransportDialect = .appSyncChannels, filter: any DeviceEventFilter = AllowAllDeviceEvents(),
+        configure: (inout NotifierConfiguration) -> Void = { _ in }
+    ) {
         var configuration = NotifierConfiguration()
         configure(&configuration)
         transport = ScriptedTransport(dialect: dialect)
@@ -66,7 +72,8 @@ struct BackendNotifierTests {
         #expect(first.online == false && first.mac == "AA:BB" && first.siteId == "g-1" && first.deviceGroupID == nil)
         #expect(try await firmware.next().fwUpdateState == 3)
         let mergedPresence = try await merged.next()
-        #expect(mergedPresence.online == false && mergedPresence.deviceGroupID == "g-1" && mergedPresence.eventType == "device/presenceChanged")
+        #expect(
+            mergedPresence.online == false && mergedPresence.deviceGroupID == "g-1" && mergedPresence.eventType == "device/presenceChanged")
         #expect(try await merged.next().fwUpdateState == 3)
         #expect(harness.transport.subscriptions.count == 1)
         #expect(presence.received.count == 1)
@@ -81,7 +88,9 @@ struct BackendNotifierTests {
         let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.operation("subscribeDeviceState"))
         guard case .graphQL(let operation) = upstream.request.topic else { Issue.record("expected GraphQL"); return }
         // The default document: only the documented DeviceStateOutput fields, no arguments (the server scopes by user).
-        #expect(operation.query == "subscription { subscribeDeviceState { mac derivant online recording fwUpdateState thingName deviceGroupID } }")
+        #expect(
+            operation.query
+                == "subscription { subscribeDeviceState { mac derivant online recording fwUpdateState thingName deviceGroupID } }")
         #expect(operation.variablesJSON == nil)
         // A legacy event without eventType that carries two fields splits into two nine-kind events.
         upstream.send(json: #"{"mac":"AA:BB","online":true,"recording":true,"deviceGroupID":"g-1"}"#)
@@ -95,7 +104,9 @@ struct BackendNotifierTests {
 
     @Test("parity: the same domain event gives identical values on both transports, on both APIs")
     func parityAcrossTransports() async throws {
-        func collect(_ dialect: TransportDialect, device: String, organization: String)
+        func collect(
+            _ dialect: TransportDialect, device: String, organization: String
+        )
             async throws -> (DevicePresenceOutput, DeviceStateOutput, PlanStateOutput, OrganizationStateOutput)
         {
             let harness = NotifierHarness(dialect: dialect)
@@ -104,7 +115,8 @@ struct BackendNotifierTests {
             let plan = ValueProbe(await harness.notifier.planValues())
             let organizationMerged = ValueProbe(await harness.notifier.organizationValues())
             let deviceMatch = dialect == .graphQL ? NotifierHarness.operation("subscribeDeviceState") : NotifierHarness.channel("device/*")
-            let organizationMatch = dialect == .graphQL ? NotifierHarness.operation("subscribeOrganizationState") : NotifierHarness.channel("organization/*")
+            let organizationMatch =
+                dialect == .graphQL ? NotifierHarness.operation("subscribeOrganizationState") : NotifierHarness.channel("organization/*")
             try await harness.transport.waitForSubscription(where: deviceMatch).send(json: device)
             try await harness.transport.waitForSubscription(where: organizationMatch).send(json: organization)
             return (try await presence.next(), try await merged.next(), try await plan.next(), try await organizationMerged.next())
@@ -131,7 +143,9 @@ struct BackendNotifierTests {
         try await Task.sleep(for: .milliseconds(20))
         #expect(!upstream.isCancelled)
         second.cancel()
-        try await withTestTimeout(5, "the upstream to be cancelled") { while !upstream.isCancelled { try await Task.sleep(for: .milliseconds(1)) } }
+        try await withTestTimeout(5, "the upstream to be cancelled") {
+            while !upstream.isCancelled { try await Task.sleep(for: .milliseconds(1)) }
+        }
     }
 
     @Test("a slow observer's bounded buffer drops the oldest values and counts them")
@@ -191,13 +205,17 @@ struct BackendNotifierTests {
         let first = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("roleChanged"))
         await harness.notifier.update(userId: "u-2", organizationId: "o-1")
         #expect(harness.transport.disconnectCount == 1)
-        let second = try await harness.transport.waitForSubscription(after: first.index) { $0 == .channel("vortex-app/user/u-2/roleChanged") }
+        let second = try await harness.transport.waitForSubscription(after: first.index) {
+            $0 == .channel("vortex-app/user/u-2/roleChanged")
+        }
         second.send(.live)
         second.send(json: #"{"eventType":"user/roleChanged","timestamp":"\#(Samples.timestamp)","reason":"promoted"}"#)
         #expect(try await roles.next().reason == "promoted")
         await harness.notifier.update(userId: nil, organizationId: nil)
         #expect(harness.transport.activeSubscriptions.allSatisfy { $0.index < second.index } || second.isCancelled)
-        try await withTestTimeout(5, "signedOut") { while !events.received.contains(.signedOut) { try await Task.sleep(for: .milliseconds(1)) } }
+        try await withTestTimeout(5, "signedOut") {
+            while !events.received.contains(.signedOut) { try await Task.sleep(for: .milliseconds(1)) }
+        }
         #expect(!(await harness.notifier.isConnectedUpstream))
     }
 
@@ -216,7 +234,9 @@ struct BackendNotifierTests {
         await harness.notifier.enterBackground()
         try await harness.clock.waitForSleeper(sleeping: .seconds(30))
         harness.clock.advance(by: .seconds(30))
-        try await withTestTimeout(5, "suspension") { while !(await harness.notifier.isSuspended) { try await Task.sleep(for: .milliseconds(1)) } }
+        try await withTestTimeout(5, "suspension") {
+            while !(await harness.notifier.isSuspended) { try await Task.sleep(for: .milliseconds(1)) }
+        }
         #expect(harness.transport.disconnectCount == 1)
         harness.clock.advance(by: .seconds(20))
         await harness.notifier.enterForeground()
@@ -253,7 +273,10 @@ struct BackendNotifierTests {
         new.send(json: Samples.presenceLegacy(online: false))
         #expect(try await presence.next().online == false)
         #expect(presence.received.count == 3)
-        #expect(events.received.contains { if case .transportSwitched(from: "appsync", to: "graphql", _, .requested) = $0 { true } else { false } })
+        #expect(
+            events.received.contains {
+                if case .transportSwitched(from: "appsync", to: "graphql", _, .requested) = $0 { true } else { false }
+            })
         #expect(harness.metrics.counterTotal(label: "vortex_realtime_transport_switches_total") == 1)
     }
 

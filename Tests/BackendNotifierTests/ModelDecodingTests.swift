@@ -37,39 +37,48 @@ struct ModelDecodingTests {
 
     /// What each `Fixtures/<kind>.json` decodes into.
     static let expected: [VortexEventKind: VortexEvent] = [
-        .devicePresence: .devicePresence(DevicePresenceOutput(
-            eventType: "device/presenceChanged", timestamp: "2025-03-10T08:15:42.318Z", orgId: "org-42c9e1",
-            siteId: "site-0a7f", thingName: thing, derivant: "VX-D410", mac: mac, online: false)),
-        .deviceRecording: .deviceRecording(DeviceRecordingOutput(
-            eventType: "device/recordingStateChanged", timestamp: "2025-03-10T08:16:03Z", orgId: "org-42c9e1",
-            siteId: nil, thingName: thing, derivant: "VX-D410", mac: mac, recording: true)),
-        .deviceFirmware: .deviceFirmware(DeviceFirmwareOutput(
-            eventType: "device/firmwareUpdated", timestamp: "2025-03-10T17:20:11.5+09:00", orgId: "org-42c9e1",
-            siteId: "site-0a7f", thingName: thing, derivant: "VX-D410", mac: mac, fwUpdateState: -1)),
-        .archiveState: .archiveState(ArchiveStateOutput(
-            eventType: "archive/stateChanged", timestamp: "2025-03-10T09:00:00.000Z", orgId: "org-42c9e1",
-            siteId: "site-0a7f", thingName: thing, derivant: "VX-D410", mac: mac, status: .processing,
-            videoLength: 300.04, videoSize: 157_286_400, cloudSize: nil, hasH265: false,
-            createdAt: "2025-03-10T08:55:00Z")),
-        .licensePhase: .licensePhase(LicenseStateOutput(
-            eventType: "organization/licensePhaseChanged", timestamp: "2025-03-11T00:00:00Z", orgId: "org-42c9e1",
-            licensePhase: .noticePeriod)),
-        .plan: .plan(PlanStateOutput(
-            eventType: "organization/planChanged", timestamp: "2025-03-11T00:05:00.120Z", orgId: "org-42c9e1",
-            isFreePlan: true)),
-        .aiSettings: .aiSettings(AISettingsOutput(
-            eventType: "organization/aiSettingsChanged", timestamp: "2025-03-11T02:30:45.001Z", orgId: "org-42c9e1",
-            aiControlSetting: AIControlSetting(
-                uuid: "0d9c8b7a-6f5e-4d3c-2b1a-0f9e8d7c6b5a", termsAgreement: true,
-                options: [
-                    "faceRecognition": false, "retentionDays": 30, "labels": ["person", "vehicle"], "schedule": nil,
-                ]))),
-        .roleChanged: .roleChanged(RoleChangeOutput(
-            eventType: "user/roleChanged", timestamp: "2025-03-12T10:00:00Z", reason: "ORGANIZATION_ROLE_UPDATED")),
-        .tokenRevoked: .tokenRevoked(UserTokenRevokeOutput(
-            eventType: "user/tokenRevoked", timestamp: "2025-03-12T10:05:00.250Z",
-            userId: "us-east-1:9a8b7c6d-5e4f-3a2b-1c0d-e9f8a7b6c5d4", revokedAt: "2025-03-12T10:04:59.990Z",
-            reason: .passwordChanged, requestId: "req-7c1e0f5b22")),
+        .devicePresence: .devicePresence(
+            DevicePresenceOutput(
+                eventType: "device/presenceChanged", timestamp: "2025-03-10T08:15:42.318Z", orgId: "org-42c9e1",
+                siteId: "site-0a7f", thingName: thing, derivant: "VX-D410", mac: mac, online: false)),
+        .deviceRecording: .deviceRecording(
+            DeviceRecordingOutput(
+                eventType: "device/recordingStateChanged", timestamp: "2025-03-10T08:16:03Z", orgId: "org-42c9e1",
+                siteId: nil, thingName: thing, derivant: "VX-D410", mac: mac, recording: true)),
+        .deviceFirmware: .deviceFirmware(
+            DeviceFirmwareOutput(
+                eventType: "device/firmwareUpdated", timestamp: "2025-03-10T17:20:11.5+09:00", orgId: "org-42c9e1",
+                siteId: "site-0a7f", thingName: thing, derivant: "VX-D410", mac: mac, fwUpdateState: -1)),
+        .archiveState: .archiveState(
+            ArchiveStateOutput(
+                eventType: "archive/stateChanged", timestamp: "2025-03-10T09:00:00.000Z", orgId: "org-42c9e1",
+                siteId: "site-0a7f", thingName: thing, derivant: "VX-D410", mac: mac, status: .processing,
+                videoLength: 300.04, videoSize: 157_286_400, cloudSize: nil, hasH265: false,
+                createdAt: "2025-03-10T08:55:00Z")),
+        .licensePhase: .licensePhase(
+            LicenseStateOutput(
+                eventType: "organization/licensePhaseChanged", timestamp: "2025-03-11T00:00:00Z", orgId: "org-42c9e1",
+                licensePhase: .noticePeriod)),
+        .plan: .plan(
+            PlanStateOutput(
+                eventType: "organization/planChanged", timestamp: "2025-03-11T00:05:00.120Z", orgId: "org-42c9e1",
+                isFreePlan: true)),
+        .aiSettings: .aiSettings(
+            AISettingsOutput(
+                eventType: "organization/aiSettingsChanged", timestamp: "2025-03-11T02:30:45.001Z", orgId: "org-42c9e1",
+                aiControlSetting: AIControlSetting(
+                    uuid: "0d9c8b7a-6f5e-4d3c-2b1a-0f9e8d7c6b5a", termsAgreement: true,
+                    options: [
+                        "faceRecognition": false, "retentionDays": 30, "labels": ["person", "vehicle"], "schedule": nil,
+                    ]))),
+        .roleChanged: .roleChanged(
+            RoleChangeOutput(
+                eventType: "user/roleChanged", timestamp: "2025-03-12T10:00:00Z", reason: "ORGANIZATION_ROLE_UPDATED")),
+        .tokenRevoked: .tokenRevoked(
+            UserTokenRevokeOutput(
+                eventType: "user/tokenRevoked", timestamp: "2025-03-12T10:05:00.250Z",
+                userId: "us-east-1:9a8b7c6d-5e4f-3a2b-1c0d-e9f8a7b6c5d4", revokedAt: "2025-03-12T10:04:59.990Z",
+                reason: .passwordChanged, requestId: "req-7c1e0f5b22")),
     ]
 
     /// The value with every optional field `nil` (only the revocation's required fields set).
@@ -130,7 +139,8 @@ struct ModelDecodingTests {
 
     @Test("missing or null optional fields decode as nil", arguments: VortexEventKind.allCases)
     func missingOptionalFields(_ kind: VortexEventKind) throws {
-        let required: [String: JSONValue] = kind == .tokenRevoked
+        let required: [String: JSONValue] =
+            kind == .tokenRevoked
             ? ["userId": "u-1", "revokedAt": "2025-01-01T00:00:00Z"] : [:]
         #expect(try Self.decoder.decode(kind, from: Self.data(required)).get() == Self.empty(kind))
 
@@ -147,7 +157,8 @@ struct ModelDecodingTests {
     @Test("unknown enum values decode as .unknown and encode back verbatim")
     func unknownEnumValues() throws {
         let license = try Self.decoder.decodeLegacy(
-            LicenseStateOutput.self, from: Self.data(#"{"licensePhase":"Suspended"}"#)).get()
+            LicenseStateOutput.self, from: Self.data(#"{"licensePhase":"Suspended"}"#)
+        ).get()
         #expect(license.licensePhase == .unknown("Suspended"))
         #expect(license.licensePhase?.isKnown == false)
 
@@ -166,7 +177,8 @@ struct ModelDecodingTests {
         #expect(String(decoding: try JSONEncoder().encode(output), as: UTF8.self) == #"{"status":"Archived"}"#)
 
         let organization = try Self.decoder.decodeLegacy(
-            OrganizationStateOutput.self, from: Self.data(#"{"licensePhase":"Frozen","isFreePlan":true}"#)).get()
+            OrganizationStateOutput.self, from: Self.data(#"{"licensePhase":"Frozen","isFreePlan":true}"#)
+        ).get()
         #expect(organization.licensePhase == .unknown("Frozen"))
         #expect(organization.isFreePlan == true)
 
@@ -176,8 +188,9 @@ struct ModelDecodingTests {
 
     @Test("known enum values round-trip through their raw strings")
     func knownEnumValues() {
-        #expect(LicensePhase.knownCases.map(\.rawValue)
-            == ["SetupStatus", "Valid", "NoticePeriod", "GracePeriod", "RenewalOverdue", "Invalid"])
+        #expect(
+            LicensePhase.knownCases.map(\.rawValue)
+                == ["SetupStatus", "Valid", "NoticePeriod", "GracePeriod", "RenewalOverdue", "Invalid"])
         for phase in LicensePhase.knownCases {
             #expect(LicensePhase(rawValue: phase.rawValue) == phase && phase.isKnown)
         }
@@ -262,12 +275,15 @@ struct ModelDecodingTests {
 
     @Test("routing by eventType: absent or unknown eventType fails as unroutable")
     func routing() {
-        #expect(Self.decoder.decode(routingByEventTypeIn: Self.data(#"{"online":true}"#))
-            == .failure(.unknownEventType(nil)))
-        #expect(Self.decoder.decode(routingByEventTypeIn: Self.data(#"{"eventType":"device/batteryChanged"}"#))
-            == .failure(.unknownEventType("device/batteryChanged")))
-        #expect(Self.decoder.decode(routingByEventTypeIn: Self.data(#"{"eventType":"user/roleChanged"}"#))
-            == .success(.roleChanged(RoleChangeOutput(eventType: "user/roleChanged"))))
+        #expect(
+            Self.decoder.decode(routingByEventTypeIn: Self.data(#"{"online":true}"#))
+                == .failure(.unknownEventType(nil)))
+        #expect(
+            Self.decoder.decode(routingByEventTypeIn: Self.data(#"{"eventType":"device/batteryChanged"}"#))
+                == .failure(.unknownEventType("device/batteryChanged")))
+        #expect(
+            Self.decoder.decode(routingByEventTypeIn: Self.data(#"{"eventType":"user/roleChanged"}"#))
+                == .success(.roleChanged(RoleChangeOutput(eventType: "user/roleChanged"))))
         guard case .failure(let error) = Self.decoder.decode(routingByEventTypeIn: Self.data(#"{"eventType":1}"#))
         else {
             Issue.record("a numeric eventType was routed")
@@ -296,9 +312,11 @@ struct ModelDecodingTests {
         #expect(VortexEvent.plan(payload).date == date)
     }
 
-    @Test("unparsable or absent timestamps give nil", arguments: [
-        "2025-01-15", "2025-01-15T10:30:00", "15/01/2025 10:30", "yesterday", "",
-    ])
+    @Test(
+        "unparsable or absent timestamps give nil",
+        arguments: [
+            "2025-01-15", "2025-01-15T10:30:00", "15/01/2025 10:30", "yesterday", "",
+        ])
     func rejectsTimestamps(_ text: String) {
         #expect(ISO8601Timestamp.date(from: text) == nil)
         #expect(RoleChangeOutput(timestamp: text).date == nil)
@@ -343,9 +361,11 @@ struct ModelDecodingTests {
     func legacyDeviceState() throws {
         let state = try Self.decoder.decodeLegacy(DeviceStateOutput.self, from: Self.fixture("legacy-subscribeDeviceState"))
             .get()
-        #expect(state == DeviceStateOutput(
-            mac: Self.mac, derivant: "VX-D410", online: true, recording: true, fwUpdateState: 14,
-            thingName: Self.thing, deviceGroupID: "site-0a7f"))
+        #expect(
+            state
+                == DeviceStateOutput(
+                    mac: Self.mac, derivant: "VX-D410", online: true, recording: true, fwUpdateState: 14,
+                    thingName: Self.thing, deviceGroupID: "site-0a7f"))
         #expect(state.eventType == nil && state.timestamp == nil && state.date == nil)
         #expect(state.deviceGroup == "site-0a7f")
     }
@@ -364,21 +384,27 @@ struct ModelDecodingTests {
         let state = try Self.decoder.decodeLegacy(DeviceStateOutput.self, from: Self.fixture("legacy-subscribeDeviceState"))
             .get()
         let common = (thingName: Self.thing, derivant: "VX-D410", mac: Self.mac, group: "site-0a7f")
-        #expect(state.split() == [
-            .devicePresence(DevicePresenceOutput(
-                eventType: "device/presenceChanged", thingName: common.thingName, derivant: common.derivant,
-                mac: common.mac, deviceGroupID: common.group, online: true)),
-            .deviceRecording(DeviceRecordingOutput(
-                eventType: "device/recordingStateChanged", thingName: common.thingName, derivant: common.derivant,
-                mac: common.mac, deviceGroupID: common.group, recording: true)),
-            .deviceFirmware(DeviceFirmwareOutput(
-                eventType: "device/firmwareUpdated", thingName: common.thingName, derivant: common.derivant,
-                mac: common.mac, deviceGroupID: common.group, fwUpdateState: 14)),
-        ])
-        #expect(DeviceStateOutput(mac: "m", recording: false).split()
-            == [.deviceRecording(DeviceRecordingOutput(eventType: "device/recordingStateChanged", mac: "m", recording: false))])
-        #expect(DeviceStateOutput(mac: "m", online: false, fwUpdateState: 2).split().map(\.kind)
-            == [.devicePresence, .deviceFirmware])
+        #expect(
+            state.split() == [
+                .devicePresence(
+                    DevicePresenceOutput(
+                        eventType: "device/presenceChanged", thingName: common.thingName, derivant: common.derivant,
+                        mac: common.mac, deviceGroupID: common.group, online: true)),
+                .deviceRecording(
+                    DeviceRecordingOutput(
+                        eventType: "device/recordingStateChanged", thingName: common.thingName, derivant: common.derivant,
+                        mac: common.mac, deviceGroupID: common.group, recording: true)),
+                .deviceFirmware(
+                    DeviceFirmwareOutput(
+                        eventType: "device/firmwareUpdated", thingName: common.thingName, derivant: common.derivant,
+                        mac: common.mac, deviceGroupID: common.group, fwUpdateState: 14)),
+            ])
+        #expect(
+            DeviceStateOutput(mac: "m", recording: false).split()
+                == [.deviceRecording(DeviceRecordingOutput(eventType: "device/recordingStateChanged", mac: "m", recording: false))])
+        #expect(
+            DeviceStateOutput(mac: "m", online: false, fwUpdateState: 2).split().map(\.kind)
+                == [.devicePresence, .deviceFirmware])
         #expect(DeviceStateOutput(mac: "m", thingName: "t").split() == [])
     }
 
@@ -387,9 +413,13 @@ struct ModelDecodingTests {
         let state = DeviceStateOutput(
             mac: "m", online: true, recording: false, fwUpdateState: 3, orgId: "o", siteId: "s",
             eventType: "device/recordingStateChanged", timestamp: "2025-01-01T00:00:00Z")
-        #expect(state.split() == [.deviceRecording(DeviceRecordingOutput(
-            eventType: "device/recordingStateChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o", siteId: "s",
-            mac: "m", recording: false))])
+        #expect(
+            state.split() == [
+                .deviceRecording(
+                    DeviceRecordingOutput(
+                        eventType: "device/recordingStateChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o", siteId: "s",
+                        mac: "m", recording: false))
+            ])
 
         let presenceWithoutField = DeviceStateOutput(mac: "m", eventType: "device/presenceChanged")
         #expect(presenceWithoutField.split() == [.devicePresence(DevicePresenceOutput(eventType: "device/presenceChanged", mac: "m"))])
@@ -404,25 +434,34 @@ struct ModelDecodingTests {
     @Test("merged → split: organization events by field presence and by eventType")
     func splitOrganization() throws {
         let state = try Self.decoder.decodeLegacy(
-            OrganizationStateOutput.self, from: Self.fixture("legacy-subscribeOrganizationState")).get()
+            OrganizationStateOutput.self, from: Self.fixture("legacy-subscribeOrganizationState")
+        ).get()
         let setting = AIControlSetting(uuid: "0d9c8b7a-6f5e-4d3c-2b1a-0f9e8d7c6b5a", termsAgreement: false)
-        #expect(state.split() == [
-            .licensePhase(LicenseStateOutput(
-                eventType: "organization/licensePhaseChanged", orgId: "org-42c9e1", licensePhase: .valid)),
-            .plan(PlanStateOutput(eventType: "organization/planChanged", orgId: "org-42c9e1", isFreePlan: false)),
-            .aiSettings(AISettingsOutput(
-                eventType: "organization/aiSettingsChanged", orgId: "org-42c9e1", aiControlSetting: setting)),
-        ])
+        #expect(
+            state.split() == [
+                .licensePhase(
+                    LicenseStateOutput(
+                        eventType: "organization/licensePhaseChanged", orgId: "org-42c9e1", licensePhase: .valid)),
+                .plan(PlanStateOutput(eventType: "organization/planChanged", orgId: "org-42c9e1", isFreePlan: false)),
+                .aiSettings(
+                    AISettingsOutput(
+                        eventType: "organization/aiSettingsChanged", orgId: "org-42c9e1", aiControlSetting: setting)),
+            ])
 
         let routed = OrganizationStateOutput(
             orgId: "o", licensePhase: .valid, isFreePlan: true, eventType: "organization/planChanged",
             timestamp: "2025-01-01T00:00:00Z")
-        #expect(routed.split() == [.plan(PlanStateOutput(
-            eventType: "organization/planChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o", isFreePlan: true))])
+        #expect(
+            routed.split() == [
+                .plan(
+                    PlanStateOutput(
+                        eventType: "organization/planChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o", isFreePlan: true))
+            ])
         #expect(OrganizationStateOutput(AIControlSetting: setting).split().map(\.kind) == [.aiSettings])
         #expect(OrganizationStateOutput(orgId: "o").split() == [])
-        #expect(OrganizationStateOutput(licensePhase: .invalid, eventType: "license/phaseChanged").split()
-            == [.licensePhase(LicenseStateOutput(eventType: "license/phaseChanged", licensePhase: .invalid))])
+        #expect(
+            OrganizationStateOutput(licensePhase: .invalid, eventType: "license/phaseChanged").split()
+                == [.licensePhase(LicenseStateOutput(eventType: "license/phaseChanged", licensePhase: .invalid))])
     }
 
     @Test("split → merged carries eventType, timestamp and the common fields")
@@ -432,16 +471,20 @@ struct ModelDecodingTests {
             return
         }
         let merged = DeviceStateOutput(presence)
-        #expect(merged == DeviceStateOutput(
-            mac: Self.mac, derivant: "VX-D410", online: false, thingName: Self.thing, orgId: "org-42c9e1",
-            siteId: "site-0a7f", eventType: "device/presenceChanged", timestamp: "2025-03-10T08:15:42.318Z"))
+        #expect(
+            merged
+                == DeviceStateOutput(
+                    mac: Self.mac, derivant: "VX-D410", online: false, thingName: Self.thing, orgId: "org-42c9e1",
+                    siteId: "site-0a7f", eventType: "device/presenceChanged", timestamp: "2025-03-10T08:15:42.318Z"))
         #expect(merged.recording == nil && merged.fwUpdateState == nil && merged.deviceGroupID == nil)
         #expect(merged.deviceGroup == "site-0a7f")
 
-        #expect(DeviceStateOutput(DeviceRecordingOutput(deviceGroupID: "g", recording: true))
-            == DeviceStateOutput(recording: true, deviceGroupID: "g"))
-        #expect(DeviceStateOutput(DeviceFirmwareOutput(timestamp: "t", fwUpdateState: 5))
-            == DeviceStateOutput(fwUpdateState: 5, timestamp: "t"))
+        #expect(
+            DeviceStateOutput(DeviceRecordingOutput(deviceGroupID: "g", recording: true))
+                == DeviceStateOutput(recording: true, deviceGroupID: "g"))
+        #expect(
+            DeviceStateOutput(DeviceFirmwareOutput(timestamp: "t", fwUpdateState: 5))
+                == DeviceStateOutput(fwUpdateState: 5, timestamp: "t"))
 
         guard case .aiSettings(let ai)? = Self.expected[.aiSettings] else {
             Issue.record("no AI fixture")
@@ -452,10 +495,12 @@ struct ModelDecodingTests {
         #expect(organization.aiControlSetting == ai.aiControlSetting)
         #expect(organization.eventType == ai.eventType && organization.timestamp == ai.timestamp)
         #expect(organization.orgId == "org-42c9e1" && organization.licensePhase == nil && organization.isFreePlan == nil)
-        #expect(OrganizationStateOutput(LicenseStateOutput(orgId: "o", licensePhase: .gracePeriod))
-            == OrganizationStateOutput(orgId: "o", licensePhase: .gracePeriod))
-        #expect(OrganizationStateOutput(PlanStateOutput(eventType: "e", isFreePlan: true))
-            == OrganizationStateOutput(isFreePlan: true, eventType: "e"))
+        #expect(
+            OrganizationStateOutput(LicenseStateOutput(orgId: "o", licensePhase: .gracePeriod))
+                == OrganizationStateOutput(orgId: "o", licensePhase: .gracePeriod))
+        #expect(
+            OrganizationStateOutput(PlanStateOutput(eventType: "e", isFreePlan: true))
+                == OrganizationStateOutput(isFreePlan: true, eventType: "e"))
     }
 
     @Test("split → merged → split gives the event back", arguments: VortexEventKind.allCases)
@@ -491,8 +536,11 @@ struct ModelDecodingTests {
         #expect(try decode(#"{"AIControlSetting":null,"aiControlSetting":{"uuid":"c"}}"#).AIControlSetting?.uuid == "c")
         #expect(try decode(#"{"orgId":"o"}"#).AIControlSetting == nil)
         let wrong = Self.decoder.decodeLegacy(OrganizationStateOutput.self, from: Self.data(#"{"aiControlSetting":{"uuid":1}}"#))
-        #expect(wrong == .failure(.typeMismatch(
-            model: "OrganizationStateOutput", field: "aiControlSetting.uuid", expected: "string")))
+        #expect(
+            wrong
+                == .failure(
+                    .typeMismatch(
+                        model: "OrganizationStateOutput", field: "aiControlSetting.uuid", expected: "string")))
 
         let encoded = try Self.object(JSONEncoder().encode(camel))
         #expect(encoded == ["AIControlSetting": ["uuid": "a", "termsAgreement": true]])

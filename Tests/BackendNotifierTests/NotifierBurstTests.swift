@@ -1,8 +1,9 @@
-@testable import BackendNotifier
 import Foundation
 import RealtimeTesting
 import SubscriberCore
 import Testing
+
+@testable import BackendNotifier
 
 /// Issue 11: one buffer limit governs the whole path. With the limit at or above the burst, a 200k-event burst
 /// arrives complete and in order through a transport buffer and an observer buffer of that limit.

@@ -1,16 +1,19 @@
-@testable import BackendNotifier
 import Foundation
 import MetricsTestKit
 import RealtimeTesting
 import SubscriberCore
 import Testing
 
+@testable import BackendNotifier
+
 /// Issue 10 item 3: one connection picture for the app, following whichever transport is active; the seeds' error
 /// vocabulary; metrics that follow the active transport.
 @Suite("BackendNotifier connection state")
 struct NotifierConnectionStateTests {
     static func waitFor(_ probe: ValueProbe<NotifierConnectionState>, _ state: NotifierConnectionState) async throws {
-        try await withTestTimeout(5, "state \(state)") { while probe.received.last != state { try await Task.sleep(for: .milliseconds(1)) } }
+        try await withTestTimeout(5, "state \(state)") {
+            while probe.received.last != state { try await Task.sleep(for: .milliseconds(1)) }
+        }
     }
 
     @Test("states follow the transport (connecting, live, reconnecting, offline) and the app lifecycle (suspended)")
@@ -55,7 +58,9 @@ struct NotifierConnectionStateTests {
         graphQL.setState(.reconnecting(attempt: 1, delay: .seconds(1)))
         try await Self.waitFor(states, .reconnecting)
         try await withTestTimeout(5, "graphql metrics") {
-            while harness.metrics.counterTotal(label: "vortex_realtime_reconnects_total", transport: "graphql") < 1 { try await Task.sleep(for: .milliseconds(1)) }
+            while harness.metrics.counterTotal(label: "vortex_realtime_reconnects_total", transport: "graphql") < 1 {
+                try await Task.sleep(for: .milliseconds(1))
+            }
         }
         #expect(harness.metrics.counterTotal(label: "vortex_realtime_connection_attempts_total", transport: "graphql") == 1)
         #expect(harness.metrics.counterTotal(label: "vortex_realtime_reconnects_total", transport: "appsync") == 0)
@@ -77,7 +82,8 @@ struct NotifierConnectionStateTests {
         harness.transport.setState(.disconnected(.failed(.reconnectAttemptsExhausted(3))))
         let second = try await events.next()
         #expect(second == .networkError(RealtimeError.reconnectAttemptsExhausted(3).description))
-        #expect(VortexError(.subscriptionRejected(errorType: "Unauthorized", message: nil)) == .error("subscription rejected: Unauthorized"))
+        #expect(
+            VortexError(.subscriptionRejected(errorType: "Unauthorized", message: nil)) == .error("subscription rejected: Unauthorized"))
     }
 }
 

@@ -1,8 +1,9 @@
-@testable import BackendNotifier
 import Foundation
 import RealtimeTesting
 import SubscriberCore
 import Testing
+
+@testable import BackendNotifier
 
 /// Issue 10 item 4: every loss reaches `connectionEvents()` with stream, count and window: transport losses, observer
 /// buffer drops and undecodable events.
@@ -43,7 +44,9 @@ struct NotifierLossReportingTests {
         upstream.send(json: Samples.revoke)
         #expect(try await revokes.next().userId == "u-1")
         let event = try await events.next()
-        guard case .eventsLost(let stream, let transport, let loss) = event else { Issue.record("expected eventsLost, got \(event)"); return }
+        guard case .eventsLost(let stream, let transport, let loss) = event else {
+            Issue.record("expected eventsLost, got \(event)"); return
+        }
         #expect(stream == "revoke" && transport == "appsync" && loss.count == 1 && loss.reason == .undecodable)
         #expect(loss.window.duration == EventRouter.lossMargin)
     }
@@ -56,6 +59,8 @@ struct NotifierLossReportingTests {
         let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("roleChanged"))
         let window = GapWindow(start: Date(timeIntervalSince1970: 1), end: Date(timeIntervalSince1970: 2))
         upstream.send(.lost(LossReport(count: 7, window: window, reason: .bufferOverflow)))
-        #expect(try await events.next() == .eventsLost(stream: "role", transport: "appsync", loss: LossReport(count: 7, window: window, reason: .bufferOverflow)))
+        #expect(
+            try await events.next()
+                == .eventsLost(stream: "role", transport: "appsync", loss: LossReport(count: 7, window: window, reason: .bufferOverflow)))
     }
 }

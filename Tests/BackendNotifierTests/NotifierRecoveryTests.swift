@@ -1,8 +1,9 @@
-@testable import BackendNotifier
 import Foundation
 import RealtimeTesting
 import SubscriberCore
 import Testing
+
+@testable import BackendNotifier
 
 /// Issue 10 item 1: after `sessionExpired` or `signedOut`, `update(userId:organizationId:)` restarts every observed
 /// upstream, with the same or another identity; one report per episode.
@@ -19,13 +20,17 @@ struct NotifierRecoveryTests {
         let role = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("roleChanged"))
         let organization = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("organization/*"))
         harness.transport.failAll(with: RealtimeError.sessionExpired("refused twice"))
-        try await withTestTimeout(5, "sessionExpired") { while !events.received.contains(.sessionExpired) { try await Task.sleep(for: .milliseconds(1)) } }
+        try await withTestTimeout(5, "sessionExpired") {
+            while !events.received.contains(.sessionExpired) { try await Task.sleep(for: .milliseconds(1)) }
+        }
         #expect(await harness.notifier.connectionState == .offline)
 
         await harness.notifier.update(userId: "u-1", organizationId: "o-1")
         #expect(harness.transport.disconnectCount == 1)
-        let newRole = try await harness.transport.waitForSubscription(after: max(role.index, organization.index), where: NotifierHarness.channel("roleChanged"))
-        let newOrganization = try await harness.transport.waitForSubscription(after: max(role.index, organization.index), where: NotifierHarness.channel("organization/*"))
+        let newRole = try await harness.transport.waitForSubscription(
+            after: max(role.index, organization.index), where: NotifierHarness.channel("roleChanged"))
+        let newOrganization = try await harness.transport.waitForSubscription(
+            after: max(role.index, organization.index), where: NotifierHarness.channel("organization/*"))
         newRole.send(json: Self.role)
         newOrganization.send(json: Samples.planChannel)
         #expect(try await roles.next().reason == "back")
@@ -43,7 +48,9 @@ struct NotifierRecoveryTests {
         _ = ValueProbe(await harness.notifier.revokeValues())
         _ = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("tokenRevoked"))
         harness.transport.failAll(with: RealtimeError.signedOut)
-        try await withTestTimeout(5, "signedOut") { while !events.received.contains(.signedOut) { try await Task.sleep(for: .milliseconds(1)) } }
+        try await withTestTimeout(5, "signedOut") {
+            while !events.received.contains(.signedOut) { try await Task.sleep(for: .milliseconds(1)) }
+        }
         let count = harness.transport.subscriptions.count
         await harness.notifier.update(userId: "u-2", organizationId: "o-2")
         let role = try await harness.transport.waitForSubscription(after: count - 1) { $0 == .channel("vortex-app/user/u-2/roleChanged") }

@@ -1,8 +1,9 @@
-@testable import BackendNotifier
 import Foundation
 import RealtimeTesting
 import SubscriberCore
 import Testing
+
+@testable import BackendNotifier
 
 /// Issue 10 item 2: no upstream subscribes with another identity than the current one, and identity updates,
 /// observers and switches are serialised. Interleavings are forced with a transport that parks on a gate.
@@ -29,7 +30,9 @@ struct NotifierSerialisationTests {
         #expect(transport.scripted.subscriptions.count == 1, "nothing may subscribe while the update is disconnecting")
         transport.release(.disconnect)
         await updating.value
-        let role = try await transport.scripted.waitForSubscription(after: first.index) { $0 == .channel("vortex-app/user/u-2/roleChanged") }
+        let role = try await transport.scripted.waitForSubscription(after: first.index) {
+            $0 == .channel("vortex-app/user/u-2/roleChanged")
+        }
         _ = try await transport.scripted.waitForSubscription(after: first.index) { $0 == .channel("vortex-app/user/u-2/organization/*") }
         #expect(Self.users(Array(transport.scripted.subscriptions.dropFirst())).allSatisfy { $0 == "u-2" })
         role.send(json: NotifierRecoveryTests.role)
@@ -51,7 +54,9 @@ struct NotifierSerialisationTests {
         let prepared = try await graphQL.waitForSubscription()
         // The update arrives while the switch waits for the new transport to be live: it must wait its turn.
         let updating = Task { await notifier.update(userId: "u-2", organizationId: "o-2") }
-        try await withTestTimeout(5, "the update to wait for the switch") { while await notifier.waitingOperations < 1 { try await Task.sleep(for: .milliseconds(1)) } }
+        try await withTestTimeout(5, "the update to wait for the switch") {
+            while await notifier.waitingOperations < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        }
         #expect(graphQL.subscriptions.count == 1)
         #expect(await notifier.activeTransportName == "appsync")
         prepared.send(.live)

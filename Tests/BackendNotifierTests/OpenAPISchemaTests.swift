@@ -34,92 +34,110 @@ struct OpenAPISchemaTests {
     static let probes: [Probe] = [
         Probe(
             kind: .devicePresence,
-            full: .devicePresence(DevicePresenceOutput(
-                eventType: "device/presenceChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o", siteId: "s",
-                thingName: "t", derivant: "d", mac: "m", deviceGroupID: "g", online: true)),
-            example: .devicePresence(DevicePresenceOutput(
-                eventType: "device/presenceChanged", timestamp: "2025-01-15T10:30:00.123Z", orgId: "org-7f3a2c",
-                siteId: "site-19b4", thingName: "vx-cam-a1b2c3d4", derivant: "VX-C200", mac: "A4:CF:12:9B:3E:01",
-                online: true)),
+            full: .devicePresence(
+                DevicePresenceOutput(
+                    eventType: "device/presenceChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o", siteId: "s",
+                    thingName: "t", derivant: "d", mac: "m", deviceGroupID: "g", online: true)),
+            example: .devicePresence(
+                DevicePresenceOutput(
+                    eventType: "device/presenceChanged", timestamp: "2025-01-15T10:30:00.123Z", orgId: "org-7f3a2c",
+                    siteId: "site-19b4", thingName: "vx-cam-a1b2c3d4", derivant: "VX-C200", mac: "A4:CF:12:9B:3E:01",
+                    online: true)),
             legacyOnlyKeys: ["deviceGroupID"]),
         Probe(
             kind: .deviceRecording,
-            full: .deviceRecording(DeviceRecordingOutput(
-                eventType: "device/recordingStateChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o",
-                siteId: "s", thingName: "t", derivant: "d", mac: "m", deviceGroupID: "g", recording: true)),
-            example: .deviceRecording(DeviceRecordingOutput(
-                eventType: "device/recordingStateChanged", timestamp: "2025-01-15T10:31:05Z", orgId: "org-7f3a2c",
-                siteId: "site-19b4", thingName: "vx-cam-a1b2c3d4", derivant: "VX-C200", mac: "A4:CF:12:9B:3E:01",
-                recording: false)),
+            full: .deviceRecording(
+                DeviceRecordingOutput(
+                    eventType: "device/recordingStateChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o",
+                    siteId: "s", thingName: "t", derivant: "d", mac: "m", deviceGroupID: "g", recording: true)),
+            example: .deviceRecording(
+                DeviceRecordingOutput(
+                    eventType: "device/recordingStateChanged", timestamp: "2025-01-15T10:31:05Z", orgId: "org-7f3a2c",
+                    siteId: "site-19b4", thingName: "vx-cam-a1b2c3d4", derivant: "VX-C200", mac: "A4:CF:12:9B:3E:01",
+                    recording: false)),
             legacyOnlyKeys: ["deviceGroupID"]),
         Probe(
             kind: .deviceFirmware,
-            full: .deviceFirmware(DeviceFirmwareOutput(
-                eventType: "device/firmwareUpdated", timestamp: "2025-01-01T00:00:00Z", orgId: "o", siteId: "s",
-                thingName: "t", derivant: "d", mac: "m", deviceGroupID: "g", fwUpdateState: 7)),
-            example: .deviceFirmware(DeviceFirmwareOutput(
-                eventType: "device/firmwareUpdated", timestamp: "2025-01-15T11:02:47.5+09:00", orgId: "org-7f3a2c",
-                siteId: "site-19b4", thingName: "vx-cam-a1b2c3d4", derivant: "VX-C200", mac: "A4:CF:12:9B:3E:01",
-                fwUpdateState: 3)),
+            full: .deviceFirmware(
+                DeviceFirmwareOutput(
+                    eventType: "device/firmwareUpdated", timestamp: "2025-01-01T00:00:00Z", orgId: "o", siteId: "s",
+                    thingName: "t", derivant: "d", mac: "m", deviceGroupID: "g", fwUpdateState: 7)),
+            example: .deviceFirmware(
+                DeviceFirmwareOutput(
+                    eventType: "device/firmwareUpdated", timestamp: "2025-01-15T11:02:47.5+09:00", orgId: "org-7f3a2c",
+                    siteId: "site-19b4", thingName: "vx-cam-a1b2c3d4", derivant: "VX-C200", mac: "A4:CF:12:9B:3E:01",
+                    fwUpdateState: 3)),
             legacyOnlyKeys: ["deviceGroupID"]),
         Probe(
             kind: .archiveState,
-            full: .archiveState(ArchiveStateOutput(
-                eventType: "archive/stateChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o", siteId: "s",
-                thingName: "t", derivant: "d", mac: "m", deviceGroupID: "g", status: .failed, videoLength: 1.25,
-                videoSize: 10, cloudSize: 9, hasH265: false, createdAt: "2025-01-01T00:00:00Z")),
-            example: .archiveState(ArchiveStateOutput(
-                eventType: "archive/stateChanged", timestamp: "2025-01-15T12:00:01.250Z", orgId: "org-7f3a2c",
-                siteId: "site-19b4", thingName: "vx-cam-a1b2c3d4", derivant: "VX-C200", mac: "A4:CF:12:9B:3E:01",
-                status: .ready, videoLength: 92.5, videoSize: 48_234_112, cloudSize: 47_185_920, hasH265: true,
-                createdAt: "2025-01-15T11:58:20Z")),
+            full: .archiveState(
+                ArchiveStateOutput(
+                    eventType: "archive/stateChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o", siteId: "s",
+                    thingName: "t", derivant: "d", mac: "m", deviceGroupID: "g", status: .failed, videoLength: 1.25,
+                    videoSize: 10, cloudSize: 9, hasH265: false, createdAt: "2025-01-01T00:00:00Z")),
+            example: .archiveState(
+                ArchiveStateOutput(
+                    eventType: "archive/stateChanged", timestamp: "2025-01-15T12:00:01.250Z", orgId: "org-7f3a2c",
+                    siteId: "site-19b4", thingName: "vx-cam-a1b2c3d4", derivant: "VX-C200", mac: "A4:CF:12:9B:3E:01",
+                    status: .ready, videoLength: 92.5, videoSize: 48_234_112, cloudSize: 47_185_920, hasH265: true,
+                    createdAt: "2025-01-15T11:58:20Z")),
             legacyOnlyKeys: ["deviceGroupID"]),
         Probe(
             kind: .licensePhase,
-            full: .licensePhase(LicenseStateOutput(
-                eventType: "organization/licensePhaseChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o",
-                licensePhase: .invalid)),
-            example: .licensePhase(LicenseStateOutput(
-                eventType: "organization/licensePhaseChanged", timestamp: "2025-02-01T00:00:00Z",
-                orgId: "org-7f3a2c", licensePhase: .gracePeriod))),
+            full: .licensePhase(
+                LicenseStateOutput(
+                    eventType: "organization/licensePhaseChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o",
+                    licensePhase: .invalid)),
+            example: .licensePhase(
+                LicenseStateOutput(
+                    eventType: "organization/licensePhaseChanged", timestamp: "2025-02-01T00:00:00Z",
+                    orgId: "org-7f3a2c", licensePhase: .gracePeriod))),
         Probe(
             kind: .plan,
-            full: .plan(PlanStateOutput(
-                eventType: "organization/planChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o",
-                isFreePlan: true)),
-            example: .plan(PlanStateOutput(
-                eventType: "organization/planChanged", timestamp: "2025-02-03T08:15:30.000Z", orgId: "org-7f3a2c",
-                isFreePlan: false))),
+            full: .plan(
+                PlanStateOutput(
+                    eventType: "organization/planChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o",
+                    isFreePlan: true)),
+            example: .plan(
+                PlanStateOutput(
+                    eventType: "organization/planChanged", timestamp: "2025-02-03T08:15:30.000Z", orgId: "org-7f3a2c",
+                    isFreePlan: false))),
         Probe(
             kind: .aiSettings,
-            full: .aiSettings(AISettingsOutput(
-                eventType: "organization/aiSettingsChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o",
-                aiControlSetting: AIControlSetting(uuid: "u", termsAgreement: true, options: options))),
-            example: .aiSettings(AISettingsOutput(
-                eventType: "organization/aiSettingsChanged", timestamp: "2025-02-03T09:00:12.345Z",
-                orgId: "org-7f3a2c",
-                aiControlSetting: AIControlSetting(
-                    uuid: "6f1c2b9e-4d3a-4e8f-9a7b-2c5d8e1f0a3b", termsAgreement: true,
-                    options: [
-                        "personDetection": true, "vehicleDetection": false, "sensitivity": 0.75,
-                        "zones": ["entrance", "parking"],
-                    ])))),
+            full: .aiSettings(
+                AISettingsOutput(
+                    eventType: "organization/aiSettingsChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o",
+                    aiControlSetting: AIControlSetting(uuid: "u", termsAgreement: true, options: options))),
+            example: .aiSettings(
+                AISettingsOutput(
+                    eventType: "organization/aiSettingsChanged", timestamp: "2025-02-03T09:00:12.345Z",
+                    orgId: "org-7f3a2c",
+                    aiControlSetting: AIControlSetting(
+                        uuid: "6f1c2b9e-4d3a-4e8f-9a7b-2c5d8e1f0a3b", termsAgreement: true,
+                        options: [
+                            "personDetection": true, "vehicleDetection": false, "sensitivity": 0.75,
+                            "zones": ["entrance", "parking"],
+                        ])))),
         Probe(
             kind: .roleChanged,
-            full: .roleChanged(RoleChangeOutput(
-                eventType: "user/roleChanged", timestamp: "2025-01-01T00:00:00Z", reason: "r")),
-            example: .roleChanged(RoleChangeOutput(
-                eventType: "user/roleChanged", timestamp: "2025-02-04T14:22:09Z",
-                reason: "Role changed from Viewer to Admin by an organization owner"))),
+            full: .roleChanged(
+                RoleChangeOutput(
+                    eventType: "user/roleChanged", timestamp: "2025-01-01T00:00:00Z", reason: "r")),
+            example: .roleChanged(
+                RoleChangeOutput(
+                    eventType: "user/roleChanged", timestamp: "2025-02-04T14:22:09Z",
+                    reason: "Role changed from Viewer to Admin by an organization owner"))),
         Probe(
             kind: .tokenRevoked,
-            full: .tokenRevoked(UserTokenRevokeOutput(
-                eventType: "user/tokenRevoked", timestamp: "2025-01-01T00:00:00Z", userId: "u",
-                revokedAt: "2025-01-01T00:00:00Z", reason: .passwordChanged, requestId: "q")),
-            example: .tokenRevoked(UserTokenRevokeOutput(
-                eventType: "user/tokenRevoked", timestamp: "2025-02-05T06:45:00.900Z",
-                userId: "us-east-1:3f2a9c4e-8b1d-4f6a-9e2c-7d5b1a0c8e4f", revokedAt: "2025-02-05T06:44:59Z",
-                reason: .passwordChanged, requestId: "req-0b7e4d2a91"))),
+            full: .tokenRevoked(
+                UserTokenRevokeOutput(
+                    eventType: "user/tokenRevoked", timestamp: "2025-01-01T00:00:00Z", userId: "u",
+                    revokedAt: "2025-01-01T00:00:00Z", reason: .passwordChanged, requestId: "q")),
+            example: .tokenRevoked(
+                UserTokenRevokeOutput(
+                    eventType: "user/tokenRevoked", timestamp: "2025-02-05T06:45:00.900Z",
+                    userId: "us-east-1:3f2a9c4e-8b1d-4f6a-9e2c-7d5b1a0c8e4f", revokedAt: "2025-02-05T06:44:59Z",
+                    reason: .passwordChanged, requestId: "req-0b7e4d2a91"))),
     ]
 
     // MARK: - Loading
@@ -221,8 +239,9 @@ struct OpenAPISchemaTests {
             guard let type = resolved.jsonType else {
                 // No type (such as `options`): any JSON value must decode.
                 for sample: JSONValue in ["text", 1.5, true, ["a", 1], ["k": ["n": nil]]] {
-                    #expect(try decodes(probe.kind, replacing(full, at: fieldPath, with: sample)),
-                            "\(model).\(field) is untyped in the schema but rejects \(sample)")
+                    #expect(
+                        try decodes(probe.kind, replacing(full, at: fieldPath, with: sample)),
+                        "\(model).\(field) is untyped in the schema but rejects \(sample)")
                 }
                 continue
             }
@@ -231,16 +250,19 @@ struct OpenAPISchemaTests {
                 break
             case (.integer, .number(let number)):
                 #expect(number.rounded() == number, "\(model).\(field) encodes a non-integral number")
-                #expect(!(try decodes(probe.kind, replacing(full, at: fieldPath, with: 1.5))),
-                        "\(model).\(field) is an integer in the schema but the model accepts 1.5")
+                #expect(
+                    !(try decodes(probe.kind, replacing(full, at: fieldPath, with: 1.5))),
+                    "\(model).\(field) is an integer in the schema but the model accepts 1.5")
             default:
                 Issue.record("\(model).\(field): schema type \(type.rawValue), the model encodes \(fullValue)")
             }
-            #expect(!(try decodes(probe.kind, replacing(full, at: fieldPath, with: wrongValue(for: type)))),
-                    "\(model).\(field) is \(type.rawValue) in the schema but the model accepts \(wrongValue(for: type))")
+            #expect(
+                !(try decodes(probe.kind, replacing(full, at: fieldPath, with: wrongValue(for: type)))),
+                "\(model).\(field) is \(type.rawValue) in the schema but the model accepts \(wrongValue(for: type))")
             if type == .number {
-                #expect(try decodes(probe.kind, replacing(full, at: fieldPath, with: 1.5)),
-                        "\(model).\(field) is a number in the schema but the model rejects 1.5")
+                #expect(
+                    try decodes(probe.kind, replacing(full, at: fieldPath, with: 1.5)),
+                    "\(model).\(field) is a number in the schema but the model rejects 1.5")
             }
 
             // Enums: every documented value decodes and encodes back unchanged.
@@ -328,7 +350,8 @@ struct OpenAPISchemaTests {
         for kind in VortexEventKind.allCases {
             let name = String(describing: kind.payloadType)
             let object = try #require(try Self.schema(named: name, in: document).objectContext)
-            let expected: Set<String> = kind == .tokenRevoked
+            let expected: Set<String> =
+                kind == .tokenRevoked
                 ? ["eventType", "timestamp", "userId", "revokedAt"] : ["eventType", "timestamp"]
             #expect(Set(object.requiredProperties) == expected, "\(name)")
             let timestamp = try #require(object.properties["timestamp"])

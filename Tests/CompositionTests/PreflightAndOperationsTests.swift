@@ -1,8 +1,9 @@
 import BackendNotifier
-@testable import Composition
 import Foundation
 import SubscriberCore
 import Testing
+
+@testable import Composition
 
 /// The documents the notifier sends on GraphQL, checked against a schema the way `vortex-realtime preflight` does,
 /// and the app-supplied operations of the configuration.
@@ -29,7 +30,10 @@ struct PreflightAndOperationsTests {
         ])
 
     static func leaves(_ names: String) -> [String: IntrospectedSchema.Field] {
-        Dictionary(uniqueKeysWithValues: names.split(separator: " ").map { (String($0), IntrospectedSchema.Field(name: String($0), arguments: [:], type: "String")) })
+        Dictionary(
+            uniqueKeysWithValues: names.split(separator: " ").map {
+                (String($0), IntrospectedSchema.Field(name: String($0), arguments: [:], type: "String"))
+            })
     }
 
     @Test("every default document checks out against the documented legacy schema", arguments: NotifierUpstream.allCases)
@@ -39,28 +43,39 @@ struct PreflightAndOperationsTests {
 
     @Test("the old guessed selection is named field by field, with its argument")
     func guessedSelection() {
-        let query = "subscription DeviceState($orgId: String!) { subscribeDeviceState(orgId: $orgId) { mac online orgId siteId eventType timestamp } }"
-        #expect(Self.documented.problems(of: query) == [
-            "missing argument: Subscription.subscribeDeviceState(orgId:)",
-            "missing field: DeviceStateOutput.orgId", "missing field: DeviceStateOutput.siteId",
-            "missing field: DeviceStateOutput.eventType", "missing field: DeviceStateOutput.timestamp",
-        ])
-        #expect(Self.documented.problems(of: "subscription { subscribeWeather { rain } }") == ["missing operation: Subscription.subscribeWeather"])
-        #expect(Self.documented.problems(of: "subscription { subscribeOrganizationState { AIControlSetting { uuid colour } } }")
-            == ["missing field: AIControlSetting.colour"])
+        let query =
+            "subscription DeviceState($orgId: String!) { subscribeDeviceState(orgId: $orgId) { mac online orgId siteId eventType timestamp } }"
+        #expect(
+            Self.documented.problems(of: query) == [
+                "missing argument: Subscription.subscribeDeviceState(orgId:)",
+                "missing field: DeviceStateOutput.orgId", "missing field: DeviceStateOutput.siteId",
+                "missing field: DeviceStateOutput.eventType", "missing field: DeviceStateOutput.timestamp",
+            ])
+        #expect(
+            Self.documented.problems(of: "subscription { subscribeWeather { rain } }") == [
+                "missing operation: Subscription.subscribeWeather"
+            ])
+        #expect(
+            Self.documented.problems(of: "subscription { subscribeOrganizationState { AIControlSetting { uuid colour } } }")
+                == ["missing field: AIControlSetting.colour"])
     }
 
     @Test("a required argument the document does not pass is named")
     func requiredArgument() {
         var schema = Self.documented
-        schema.types["Subscription"]?["subscribeRoleChange"] = .init(name: "subscribeRoleChange", arguments: ["userId": true], type: "RoleChangeOutput")
-        #expect(schema.problems(of: "subscription { subscribeRoleChange { reason } }") == ["required argument not given: Subscription.subscribeRoleChange(userId:)"])
+        schema.types["Subscription"]?["subscribeRoleChange"] = .init(
+            name: "subscribeRoleChange", arguments: ["userId": true], type: "RoleChangeOutput")
+        #expect(
+            schema.problems(of: "subscription { subscribeRoleChange { reason } }") == [
+                "required argument not given: Subscription.subscribeRoleChange(userId:)"
+            ])
         #expect(schema.problems(of: "subscription R($userId: String!) { subscribeRoleChange(userId: $userId) { reason } }") == [])
     }
 
     @Test("graphQLOperations from a JSON file reach the notifier; unknown upstreams are errors")
     func operationsFromJSON() throws {
-        let json = #"{"graphQLEndpoint":"ws://127.0.0.1:1/graphql","transport":"graphql","graphQLOperations":{"role":{"query":"subscription($userId: String!) { subscribeRoleChange(userId: $userId) { reason } }"}}}"#
+        let json =
+            #"{"graphQLEndpoint":"ws://127.0.0.1:1/graphql","transport":"graphql","graphQLOperations":{"role":{"query":"subscription($userId: String!) { subscribeRoleChange(userId: $userId) { reason } }"}}}"#
         let configuration = try RealtimeConfiguration().applyingJSON(Data(json.utf8))
         try configuration.validate()
         let operation = try #require(configuration.notifierConfiguration.graphQLOperations[.role])

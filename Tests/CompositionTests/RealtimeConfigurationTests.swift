@@ -1,6 +1,9 @@
-@testable import Composition
+import BackendNotifier
 import Foundation
+import SubscriberCore
 import Testing
+
+@testable import Composition
 
 @Suite("RealtimeConfiguration")
 struct RealtimeConfigurationTests {
@@ -13,10 +16,12 @@ struct RealtimeConfigurationTests {
         base.appSyncEndpoint = Self.appsync
         base.bufferLimit = 10
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("rt-\(UUID().uuidString).json")
-        try Data(#"{"transport":"graphql","graphQLEndpoint":"\#(Self.graphql)","bufferLimit":20,"failover":{"maxFailures":9}}"#.utf8).write(to: file)
+        try Data(#"{"transport":"graphql","graphQLEndpoint":"\#(Self.graphql)","bufferLimit":20,"failover":{"maxFailures":9}}"#.utf8).write(
+            to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let loaded = try RealtimeConfiguration.load(
-            base: base, file: file.path, environment: ["VORTEX_REALTIME_BUFFER_LIMIT": "30", "VORTEX_REALTIME_RECONNECT": "exponential:1:30"])
+            base: base, file: file.path,
+            environment: ["VORTEX_REALTIME_BUFFER_LIMIT": "30", "VORTEX_REALTIME_RECONNECT": "exponential:1:30"])
         #expect(loaded.transport == .graphql)
         #expect(loaded.appSyncEndpoint == Self.appsync)
         #expect(loaded.graphQLEndpoint == Self.graphql)
@@ -27,17 +32,25 @@ struct RealtimeConfigurationTests {
         #expect(loaded.notifierConfiguration.bufferPolicy.limit == 30)
     }
 
-    @Test("missing and contradictory values are all reported, each naming its key", arguments: [
-        ([:], ["appSyncEndpoint: required for transport appsync"]),
-        (["VORTEX_REALTIME_TRANSPORT": "graphql"], ["graphQLEndpoint: required for transport graphql"]),
-        (["VORTEX_REALTIME_APPSYNC_ENDPOINT": appsync, "VORTEX_REALTIME_FAILOVER": "on"], ["graphQLEndpoint: required because failover is on"]),
-        (["VORTEX_REALTIME_APPSYNC_ENDPOINT": appsync, "VORTEX_REALTIME_AUTH_MODE": "apiKey"], ["apiKey: required when authMode is apiKey"]),
-        (["VORTEX_REALTIME_APPSYNC_ENDPOINT": appsync, "VORTEX_REALTIME_API_KEY": "k"], ["apiKey: given, but authMode is session"]),
-        (["VORTEX_REALTIME_APPSYNC_ENDPOINT": "http://example.com/event"], ["appSyncEndpoint: invalid endpoint"]),
-        (["VORTEX_REALTIME_APPSYNC_ENDPOINT": appsync, "VORTEX_REALTIME_RECONNECT": "often"], ["reconnect: \"often\""]),
-        (["VORTEX_REALTIME_TRANSPORT": "mqtt"], ["VORTEX_REALTIME_TRANSPORT=mqtt: expected appsync or graphql"]),
-        (["VORTEX_REALTIME_BUFFER_LIMIT": "-3"], ["VORTEX_REALTIME_BUFFER_LIMIT=-3: not a non-negative number"]),
-    ] as [([String: String], [String])])
+    @Test(
+        "missing and contradictory values are all reported, each naming its key",
+        arguments: [
+            ([:], ["appSyncEndpoint: required for transport appsync"]),
+            (["VORTEX_REALTIME_TRANSPORT": "graphql"], ["graphQLEndpoint: required for transport graphql"]),
+            (
+                ["VORTEX_REALTIME_APPSYNC_ENDPOINT": appsync, "VORTEX_REALTIME_FAILOVER": "on"],
+                ["graphQLEndpoint: required because failover is on"]
+            ),
+            (
+                ["VORTEX_REALTIME_APPSYNC_ENDPOINT": appsync, "VORTEX_REALTIME_AUTH_MODE": "apiKey"],
+                ["apiKey: required when authMode is apiKey"]
+            ),
+            (["VORTEX_REALTIME_APPSYNC_ENDPOINT": appsync, "VORTEX_REALTIME_API_KEY": "k"], ["apiKey: given, but authMode is session"]),
+            (["VORTEX_REALTIME_APPSYNC_ENDPOINT": "http://example.com/event"], ["appSyncEndpoint: invalid endpoint"]),
+            (["VORTEX_REALTIME_APPSYNC_ENDPOINT": appsync, "VORTEX_REALTIME_RECONNECT": "often"], ["reconnect: \"often\""]),
+            (["VORTEX_REALTIME_TRANSPORT": "mqtt"], ["VORTEX_REALTIME_TRANSPORT=mqtt: expected appsync or graphql"]),
+            (["VORTEX_REALTIME_BUFFER_LIMIT": "-3"], ["VORTEX_REALTIME_BUFFER_LIMIT=-3: not a non-negative number"]),
+        ] as [([String: String], [String])])
     func validation(environment: [String: String], expected: [String]) {
         do {
             _ = try RealtimeConfiguration.load(environment: environment)
@@ -71,12 +84,11 @@ struct RealtimeConfigurationTests {
         #expect(try factory.make(.graphql).name == "graphql")
         #expect(try factory.make(.graphql).dialect == .graphQL)
         configuration.graphQLEndpoint = nil
-        #expect(throws: ConfigurationError.self) { try TransportFactory(configuration: configuration, auth: StaticAuthSessionStub()).make(.graphql) }
+        #expect(throws: ConfigurationError.self) {
+            try TransportFactory(configuration: configuration, auth: StaticAuthSessionStub()).make(.graphql)
+        }
     }
 }
-
-import SubscriberCore
-import BackendNotifier
 
 struct StaticAuthSessionStub: AuthSession {
     func isSignedIn() async -> Bool { true }

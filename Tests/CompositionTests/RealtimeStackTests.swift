@@ -1,9 +1,10 @@
 import BackendNotifier
-@testable import Composition
 import Foundation
 import RealtimeTesting
 import SubscriberCore
 import Testing
+
+@testable import Composition
 
 /// The rollback path end to end through both protocols on the scripted server: consumer code never changes.
 @Suite("RealtimeStack")
@@ -45,7 +46,9 @@ struct RealtimeStackTests {
         try await switching.value
         #expect(await stack.activeKind == .graphql)
         #expect(try await appsync.waitForClientClose().code == 1000)
-        graphql.emit(#"{"id":"\#(graphqlID)","type":"next","payload":{"data":{"subscribeRoleChange":{"reason":"two","eventType":"user/roleChanged"}}}}"#)
+        graphql.emit(
+            #"{"id":"\#(graphqlID)","type":"next","payload":{"data":{"subscribeRoleChange":{"reason":"two","eventType":"user/roleChanged"}}}}"#
+        )
         #expect(await roleIterator.next()?.reason == "two")
 
         // And back to AppSync.

@@ -248,7 +248,10 @@ struct HostileFrameGenerator: Sendable {
             return choices[rng.below(choices.count)]
         case .graphQL:
             let choices: [ConnectionScenario.Handshake] = [
-                .fail(kind: "hs-next-before-ack", bytes: Wire.text(Self.validEvent(.graphQL, id: "x", seq: 0).replacingOccurrences(of: "seq", with: "qes")), after: .keepStreaming),
+                .fail(
+                    kind: "hs-next-before-ack",
+                    bytes: Wire.text(Self.validEvent(.graphQL, id: "x", seq: 0).replacingOccurrences(of: "seq", with: "qes")),
+                    after: .keepStreaming),
                 .fail(kind: "hs-malformed", bytes: Wire.text("{{{"), after: .keepStreaming),
                 .fail(kind: "hs-close", bytes: Wire.closeFrame(code: 1011, reason: Array("busy".utf8)), after: .awaitCloseAnswer),
                 .fail(kind: "hs-tcp-close", bytes: [], after: .closeTCP),
@@ -292,7 +295,8 @@ struct HostileFrameGenerator: Sendable {
             return GeneratedFrame(kind: "go-silent", bytes: [], after: .goSilent, ending: true)
         }
         // A close the server never follows up: no answer to the client's close, the TCP connection stays open.
-        return GeneratedFrame(kind: "close-then-silent", bytes: Wire.closeFrame(code: 1001, reason: Array("bye".utf8)), after: .goSilent, ending: true)
+        return GeneratedFrame(
+            kind: "close-then-silent", bytes: Wire.closeFrame(code: 1001, reason: Array("bye".utf8)), after: .goSilent, ending: true)
     }
 
     private mutating func endingFrame() -> GeneratedFrame {
@@ -318,13 +322,15 @@ struct HostileFrameGenerator: Sendable {
             frame.bytes = Wire.frame(Wire.text, Array(#"{"type":"ka","x":""#.utf8) + junk[rng.below(junk.count)] + Array(#""}"#.utf8))
         case "invalid-utf8-fragmented":
             // A character split across fragments, completed with a wrong byte.
-            frame.bytes = Wire.frame(Wire.text, Array(#"{"x":"é"#.utf8) + [0xE2], fin: false)
+            frame.bytes =
+                Wire.frame(Wire.text, Array(#"{"x":"é"#.utf8) + [0xE2], fin: false)
                 + Wire.frame(Wire.continuation, [0x28] + Array(#""}"#.utf8))
         case "oversized-frame":
             frame.bytes = Wire.frame(Wire.text, [UInt8](repeating: 0x61, count: clientMaxSize + 1))
         case "oversized-message":
             let half = clientMaxSize / 2 + 16
-            frame.bytes = Wire.frame(Wire.text, [UInt8](repeating: 0x61, count: half), fin: false)
+            frame.bytes =
+                Wire.frame(Wire.text, [UInt8](repeating: 0x61, count: half), fin: false)
                 + Wire.frame(Wire.continuation, [UInt8](repeating: 0x62, count: half))
         case "huge-length-header":
             // Claims 2^40 bytes (or 2^63), sends a few.
@@ -420,7 +426,10 @@ struct HostileFrameGenerator: Sendable {
         case ("duplicate-ack", .graphQL):
             frame.bytes = Wire.text(#"{"type":"connection_ack","payload":{"again":true}}"#)
         case ("unknown-id", .appSync):
-            let types = ["error", "subscribe_error", "subscribe_success", "unsubscribe_success", "publish_success", "publish_error", "data", "complete"]
+            let types = [
+                "error", "subscribe_error", "subscribe_success", "unsubscribe_success", "publish_success", "publish_error", "data",
+                "complete",
+            ]
             let type = types[rng.below(types.count)]
             frame.bytes = Wire.text(#"{"type":"\#(type)","id":"\#(unknownID())","errors":[{"errorType":"X"}],"event":"{}"}"#)
         case ("unknown-id", .graphQL):
@@ -498,7 +507,10 @@ struct HostileFrameGenerator: Sendable {
         case ("ka", _):
             frame.bytes = Wire.text(#"{"type":"ka"}"#)
         case ("malformed-json", _):
-            let bodies = [#"{"type":"data""#, "{", "not json", #"{"type":"ka",}"#, "}{", #"{"type" "ka"}"#, "\u{0}", #"{"type":"data","id":"\#(id)","event":"{\"seq\":"#]
+            let bodies = [
+                #"{"type":"data""#, "{", "not json", #"{"type":"ka",}"#, "}{", #"{"type" "ka"}"#, "\u{0}",
+                #"{"type":"data","id":"\#(id)","event":"{\"seq\":"#,
+            ]
             frame.bytes = Wire.text(bodies[rng.below(bodies.count)])
         case ("unknown-type", _):
             let types = ["zzz", "DATA", "", "next", "ping", "connection_init", "subscribe", "start_ack"]

@@ -96,7 +96,8 @@ struct FuzzRun {
 
     func run() async throws {
         let frames = FuzzSettings.frames
-        print("[fuzz] \(dialect.rawValue): seed \(seed) (\(String(seed, radix: 16))), \(frames) frames; rerun with VORTEX_FUZZ_SEED=\(seed)")
+        print(
+            "[fuzz] \(dialect.rawValue): seed \(seed) (\(String(seed, radix: 16))), \(frames) frames; rerun with VORTEX_FUZZ_SEED=\(seed)")
         var options = HostileWebSocketServer.Options(dialect: dialect, seed: seed, frameBudget: frames)
         if let batch = FuzzSettings.batchSize { options.batchSize = batch }
         if let interval = FuzzSettings.batchIntervalMicroseconds { options.batchInterval = .microseconds(interval) }
@@ -170,18 +171,22 @@ struct FuzzRun {
             Issue.record("\(failure) \(context)\n\(diagnostics(before, seen))")
         }
         #expect(seen.violations.isEmpty, "duplicated or reordered seq numbers: \(seen.violations.prefix(10)) \(context)")
-        #expect(endedNormally && seen.ended?.error == nil, "after disconnect the stream must end normally: \(String(describing: seen.ended?.error)) \(context)")
+        #expect(
+            endedNormally && seen.ended?.error == nil,
+            "after disconnect the stream must end normally: \(String(describing: seen.ended?.error)) \(context)")
         let bound = reconnectDelay + .seconds(2)
         for gap in reconnects where gap.gap > bound {
             Issue.record(
-                "connection \(gap.index + 1) opened \(gap.gap) after connection \(gap.index) ended (bound \(bound)); the lost link: \(describe(before.connections[gap.index])) \(context)")
+                "connection \(gap.index + 1) opened \(gap.gap) after connection \(gap.index) ended (bound \(bound)); the lost link: \(describe(before.connections[gap.index])) \(context)"
+            )
         }
         if let last = before.connections.last, let closedAt = last.closedAt, closedAt.duration(to: .now) > bound + .seconds(1),
             after.connections.count == before.connections.count
         {
             Issue.record("no new connection after connection \(last.index) ended: \(describe(last)) \(context)")
         }
-        #expect(allClosed, "connections left open after disconnect: \(after.connections.filter { $0.closedAt == nil }.map(\.index)) \(context)")
+        #expect(
+            allClosed, "connections left open after disconnect: \(after.connections.filter { $0.closedAt == nil }.map(\.index)) \(context)")
         #expect(before.framesSent >= min(frames, options.frameBudget) || failure != nil)
     }
 
@@ -232,7 +237,8 @@ struct FuzzRun {
     /// The seq number of a valid event's payload, exactly `{"seq":N}`; `nil` for anything else.
     static func seq(of json: Data) -> Int? {
         let prefix = Array(#"{"seq":"#.utf8)
-        guard json.count > prefix.count + 1, json.count <= prefix.count + 19, json.starts(with: prefix), json.last == UInt8(ascii: "}") else {
+        guard json.count > prefix.count + 1, json.count <= prefix.count + 19, json.starts(with: prefix), json.last == UInt8(ascii: "}")
+        else {
             return nil
         }
         let digits = json.dropFirst(prefix.count).dropLast()
@@ -266,14 +272,16 @@ struct FuzzRun {
     }
 
     private func describe(_ connection: HostileWebSocketServer.ConnectionRecord) -> String {
-        let ending = connection.ending.map { "\($0.kind) written \(ms($0.at.duration(to: connection.closedAt ?? .now))) before the close" } ?? "none"
+        let ending =
+            connection.ending.map { "\($0.kind) written \(ms($0.at.duration(to: connection.closedAt ?? .now))) before the close" } ?? "none"
         return "#\(connection.index) scenario=\(connection.scenario) upgraded=\(connection.upgraded) subscribed=\(connection.subscribed) "
             + "frames=\(connection.framesWritten) ending=\(ending) closed=\(connection.closedAt != nil) last=\(connection.recentKinds.suffix(12))"
     }
 
     private func diagnostics(_ snapshot: HostileWebSocketServer.Snapshot, _ log: ConsumerLog) -> String {
         let lines = snapshot.connections.suffix(5).map { "  " + describe($0) }
-        return "server: \(snapshot.framesSent) frames, \(snapshot.connections.count) connections; client: \(log.delivered) delivered, last seq \(log.lastSeq)\n"
+        return
+            "server: \(snapshot.framesSent) frames, \(snapshot.connections.count) connections; client: \(log.delivered) delivered, last seq \(log.lastSeq)\n"
             + lines.joined(separator: "\n")
     }
 

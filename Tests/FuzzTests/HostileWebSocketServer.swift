@@ -272,7 +272,8 @@ private final class HostileConnectionHandler: ChannelInboundHandler {
     private func completeMessage(_ context: ChannelHandlerContext) {
         guard let bytes = message else { return }
         message = nil
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any], let type = object["type"] as? String else {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any], let type = object["type"] as? String
+        else {
             return
         }
         let id = object["id"] as? String

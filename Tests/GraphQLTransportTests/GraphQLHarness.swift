@@ -1,8 +1,9 @@
 import Foundation
-@testable import GraphQLTransport
 import RealtimeTesting
 import SubscriberCore
 import Testing
+
+@testable import GraphQLTransport
 
 /// A GraphQL transport wired to the scripted server, a manual clock and ids `op-1`, `op-2`, ...
 struct GraphQLHarness {
@@ -15,7 +16,10 @@ struct GraphQLHarness {
         query: "subscription ($orgId: String!) { subscribeDeviceState(orgId: $orgId) { mac online } }",
         variablesJSON: #"{"orgId":"o-1"}"#)
 
-    init(auth: ScriptedAuthSession = ScriptedAuthSession(.bearerToken("jwt-1")), configure: (inout GraphQLTransportConfiguration) -> Void = { _ in }) throws {
+    init(
+        auth: ScriptedAuthSession = ScriptedAuthSession(.bearerToken("jwt-1")),
+        configure: (inout GraphQLTransportConfiguration) -> Void = { _ in }
+    ) throws {
         var configuration = try GraphQLTransportConfiguration("ws://127.0.0.1:9/graphql")
         configure(&configuration)
         let counter = Locked(0)

@@ -1,8 +1,9 @@
 import Foundation
-@testable import GraphQLTransport
 import RealtimeTesting
 import SubscriberCore
 import Testing
+
+@testable import GraphQLTransport
 
 @Suite("graphql-transport-ws through the scripted server")
 struct GraphQLTransportTests {
@@ -30,7 +31,9 @@ struct GraphQLTransportTests {
         let harness = try GraphQLHarness()
         let (probe, connection, id) = try await harness.live()
         connection.emit(#"{"id":"\#(id)","type":"next","payload":{"data":{"subscribeDeviceState":{"mac":"AA","online":true}}}}"#)
-        connection.emit(#"{"id":"\#(id)","type":"next","payload":{"data":{"subscribeDeviceState":{"mac":"BB","online":null}},"errors":[{"message":"partial"}]}}"#)
+        connection.emit(
+            #"{"id":"\#(id)","type":"next","payload":{"data":{"subscribeDeviceState":{"mac":"BB","online":null}},"errors":[{"message":"partial"}]}}"#
+        )
         connection.emit(#"{"id":"\#(id)","type":"next","payload":{"data":null,"errors":[{"message":"boom"}]}}"#)
         guard case .payload(let first) = try await probe.next(), case .payload(let second) = try await probe.next(),
             case .payload(let third) = try await probe.next()
@@ -154,7 +157,9 @@ struct GraphQLTransportTests {
         #expect(harness.server.requests.count == 1)
     }
 
-    @Test("retryable closes reconnect per policy and resubscribe with the same id", arguments: [4408, 4504, 1001, 1005, 1006, 1012, 1013, 1014, 1000] as [UInt16])
+    @Test(
+        "retryable closes reconnect per policy and resubscribe with the same id",
+        arguments: [4408, 4504, 1001, 1005, 1006, 1012, 1013, 1014, 1000] as [UInt16])
     func retryableCloseCodes(code: UInt16) async throws {
         let harness = try GraphQLHarness()
         let (probe, connection, id) = try await harness.live()
@@ -188,7 +193,9 @@ struct GraphQLTransportTests {
         #expect(auth.credentialRequests == [false, true, true])
     }
 
-    @Test("malformed frames and messages before the ack close with 4004 and reconnect", arguments: ["not json", #"{"type":"next","id":"op-1","payload":{}}"#, #"{"type":"mystery"}"#])
+    @Test(
+        "malformed frames and messages before the ack close with 4004 and reconnect",
+        arguments: ["not json", #"{"type":"next","id":"op-1","payload":{}}"#, #"{"type":"mystery"}"#])
     func protocolViolations(frame: String) async throws {
         let harness = try GraphQLHarness()
         let probe = await harness.subscribe()

@@ -193,7 +193,9 @@ struct StrawberryConformanceTests {
         }
     }
 
-    @Test("a resolver that raises: strawberry sends next with data null and errors, then complete; the stream keeps the data and ends normally")
+    @Test(
+        "a resolver that raises: strawberry sends next with data null and errors, then complete; the stream keeps the data and ends normally"
+    )
     func resolverError() async throws {
         try await withTestTimeout(30, "the resolver-error test") {
             try await withStrawberryServer { server in
@@ -395,7 +397,9 @@ struct StrawberryConformanceTests {
         }
     }
 
-    @Test("client keep-alive cadence: on a quiet link with prompt pongs, a ping goes out every pingInterval (not every pingInterval + pongTimeout)")
+    @Test(
+        "client keep-alive cadence: on a quiet link with prompt pongs, a ping goes out every pingInterval (not every pingInterval + pongTimeout)"
+    )
     func keepAliveCadence() async throws {
         try await withTestTimeout(30, "the keep-alive cadence test") {
             try await withStrawberryServer { server in

@@ -58,7 +58,9 @@ struct ChaosTests {
             let at = Date()
             published.withLock { $0.append((sequence, at)) }
             _ = await server.bus.publish(
-                DomainEvent(kind: .devicePresence, orgId: "o-1", deviceGroupId: "g-1", payload: ["mac": .string("seq-\(sequence)"), "online": true]))
+                DomainEvent(
+                    kind: .devicePresence, orgId: "o-1", deviceGroupId: "g-1", payload: ["mac": .string("seq-\(sequence)"), "online": true])
+            )
             sequence += 1
         }
         let clock = ContinuousClock()
@@ -145,7 +147,8 @@ struct ChaosTests {
             configuration.reconnectPolicy = .fixed(.milliseconds(100))
             configuration.ackTimeout = .seconds(2)
             configuration.subscriptionBufferLimit = 100_000
-            return AppSyncEventsTransport(configuration: configuration, auth: StaticAuthSession(.bearerToken(token)), connector: connector, logger: logger)
+            return AppSyncEventsTransport(
+                configuration: configuration, auth: StaticAuthSession(.bearerToken(token)), connector: connector, logger: logger)
         case .graphql:
             var configuration = try GraphQLTransportConfiguration(endpoints.graphql)
             configuration.reconnectPolicy = .fixed(.milliseconds(100))
@@ -153,7 +156,8 @@ struct ChaosTests {
             configuration.pingInterval = .milliseconds(500)
             configuration.pongTimeout = .milliseconds(500)
             configuration.subscriptionBufferLimit = 100_000
-            return GraphQLTransport(configuration: configuration, auth: StaticAuthSession(.bearerToken(token)), connector: connector, logger: logger)
+            return GraphQLTransport(
+                configuration: configuration, auth: StaticAuthSession(.bearerToken(token)), connector: connector, logger: logger)
         }
     }
 

@@ -44,7 +44,8 @@ struct CommandLinePipeTests {
             let stderrFile = directory.appendingPathComponent("stderr")
             let statusFile = directory.appendingPathComponent("status")
             // The user's pipeline, with tail's own exit status kept (PIPESTATUS), not head's.
-            let script = #""$0" tail --endpoint "$1" --api-key "$2" --channel default/pipe 2>"$3" | head -n 1; echo "${PIPESTATUS[0]}" >"$4""#
+            let script =
+                #""$0" tail --endpoint "$1" --api-key "$2" --channel default/pipe 2>"$3" | head -n 1; echo "${PIPESTATUS[0]}" >"$4""#
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
             process.arguments = ["-c", script, binary.path, endpoints.http, Self.apiKey, stderrFile.path, statusFile.path]
@@ -71,19 +72,25 @@ struct CommandLinePipeTests {
         }
     }
 
-    @Test("tail --transport graphql prints the data object as sent: {\"<alias or field>\":{…}}", arguments: [
-        (#"subscription { subscribeRoleChange(userId: "u-1") { reason eventType } }"#, nil as String?, "subscribeRoleChange"),
-        (#"subscription Roles { changes: subscribeRoleChange(userId: "u-1") { reason } }"#, "Roles", "changes"),
-        (#"# a comment { x }"# + "\n" + #"query Other { health } subscription Roles($u: String! = "u-1") { subscribeRoleChange(userId: $u) { reason } }"#,
-         "Roles", "subscribeRoleChange"),
-    ])
+    @Test(
+        "tail --transport graphql prints the data object as sent: {\"<alias or field>\":{…}}",
+        arguments: [
+            (#"subscription { subscribeRoleChange(userId: "u-1") { reason eventType } }"#, nil as String?, "subscribeRoleChange"),
+            (#"subscription Roles { changes: subscribeRoleChange(userId: "u-1") { reason } }"#, "Roles", "changes"),
+            (
+                #"# a comment { x }"# + "\n"
+                    + #"query Other { health } subscription Roles($u: String! = "u-1") { subscribeRoleChange(userId: $u) { reason } }"#,
+                "Roles", "subscribeRoleChange"
+            ),
+        ])
     func graphQLDataObject(query: String, operationName: String?, key: String) async throws {
         let binary = try #require(CommandLineTests.executable, "vortex-realtime is not built: run scripts/test.sh")
         try await Self.withServer { server, endpoints in
             let token = try DevelopmentToken.make(secret: Self.jwtSecret, user: "u-1", ttl: .seconds(600))
             let process = Process()
             process.executableURL = binary
-            process.arguments = ["tail", "--transport", "graphql", "--endpoint", endpoints.graphql, "--token", token, "--query", query]
+            process.arguments =
+                ["tail", "--transport", "graphql", "--endpoint", endpoints.graphql, "--token", token, "--query", query]
                 + (operationName.map { ["--operation-name", $0] } ?? [])
             let output = Pipe()
             let errors = Pipe()

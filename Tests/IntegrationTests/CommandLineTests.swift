@@ -34,7 +34,8 @@ struct CommandLineTests {
         async let stderr = onOwnThread { readErr.readDataToEndOfFile() }
         let (out, err) = try await (stdout, stderr)
         try await onOwnThread { process.waitUntilExit() }
-        return Result(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
     }
 
     @Test("demo --json runs the whole story on the embedded backend and reports that everything matched")
@@ -49,21 +50,51 @@ struct CommandLineTests {
         #expect(parity.allSatisfy { $0["identical"] as? Bool == true && ($0["published"] as? Int ?? 0) > 0 })
         let rollback = try #require(report["rollback"] as? [String: Any])
         #expect((rollback["switches"] as? [[String: Any]])?.count == 2)
-        #expect((rollback["streams"] as? [[String: Any]])?.allSatisfy { $0["missingOutsideWindows"] as? Int == 0 && $0["duplicated"] as? Int == 0 } == true)
+        #expect(
+            (rollback["streams"] as? [[String: Any]])?.allSatisfy {
+                $0["missingOutsideWindows"] as? Int == 0 && $0["duplicated"] as? Int == 0
+            } == true)
     }
 
-    @Test("bad arguments: one line on stderr naming the argument, exit status 2", arguments: [
-        (["tail", "--endpoint", "http://example.com/event", "--token", "t", "--channel", "a/b"], "--endpoint"),
-        (["publish", "--endpoint", "https://a.appsync-api.us-east-1.amazonaws.com/event", "--api-key", "k", "--channel", "a/*", "1"], "--channel"),
-        (["tail", "--endpoint", "https://a.appsync-api.us-east-1.amazonaws.com/event", "--token", "t", "--channel", "a/b", "--reconnect", "x"], "--reconnect"),
-        (["serve", "--port", "70000"], "--port"),
-        (["serve", "--namespace", "-bad"], "--namespace"),
-        (["tail", "--endpoint", "https://a.appsync-api.us-east-1.amazonaws.com/event", "--token", "t", "--channel", "default/-bad-"], "--channel"),
-        (["tail", "--transport", "graphql", "--endpoint", "ws://127.0.0.1:9/graphql", "--token", "t", "--query", "query { health }"], "--query"),
-        (["tail", "--transport", "graphql", "--endpoint", "ws://127.0.0.1:9/graphql", "--token", "t", "--query", "subscription { ...F }"], "--query"),
-        (["token", "--secret", "short", "--user", "u-1"], "--secret"),
-        (["drill", "--events", "1"], "--events"),
-    ])
+    @Test(
+        "bad arguments: one line on stderr naming the argument, exit status 2",
+        arguments: [
+            (["tail", "--endpoint", "http://example.com/event", "--token", "t", "--channel", "a/b"], "--endpoint"),
+            (
+                [
+                    "publish", "--endpoint", "https://a.appsync-api.us-east-1.amazonaws.com/event", "--api-key", "k", "--channel", "a/*",
+                    "1",
+                ], "--channel"
+            ),
+            (
+                [
+                    "tail", "--endpoint", "https://a.appsync-api.us-east-1.amazonaws.com/event", "--token", "t", "--channel", "a/b",
+                    "--reconnect", "x",
+                ], "--reconnect"
+            ),
+            (["serve", "--port", "70000"], "--port"),
+            (["serve", "--namespace", "-bad"], "--namespace"),
+            (
+                [
+                    "tail", "--endpoint", "https://a.appsync-api.us-east-1.amazonaws.com/event", "--token", "t", "--channel",
+                    "default/-bad-",
+                ], "--channel"
+            ),
+            (
+                [
+                    "tail", "--transport", "graphql", "--endpoint", "ws://127.0.0.1:9/graphql", "--token", "t", "--query",
+                    "query { health }",
+                ], "--query"
+            ),
+            (
+                [
+                    "tail", "--transport", "graphql", "--endpoint", "ws://127.0.0.1:9/graphql", "--token", "t", "--query",
+                    "subscription { ...F }",
+                ], "--query"
+            ),
+            (["token", "--secret", "short", "--user", "u-1"], "--secret"),
+            (["drill", "--events", "1"], "--events"),
+        ])
     func badArguments(arguments: [String], argument: String) async throws {
         let result = try await Self.run(arguments)
         #expect(result.status == 2)

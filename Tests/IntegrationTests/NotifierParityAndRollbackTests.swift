@@ -60,23 +60,28 @@ struct NotifierParityAndRollbackTests {
         try await events.waitUntil(timeout: 10) { $0.contains { if case .live(stream: "role", _) = $0 { true } else { false } } }
 
         @Sendable func publishRole(_ reason: String) async throws {
-            _ = await backend.server.bus.publish(DomainEvent(kind: .roleChanged, userId: DrillScript.user, payload: ["reason": .string(reason)]))
+            _ = await backend.server.bus.publish(
+                DomainEvent(kind: .roleChanged, userId: DrillScript.user, payload: ["reason": .string(reason)]))
         }
         try await publishRole("before")
         try await roles.waitUntil(timeout: 5) { $0.contains { $0.reason == "before" } }
 
         backend.server.faults.setOutage(of: .appSyncEvents, true)
-        try await events.waitUntil(timeout: 15) { $0.contains { event in
-            if case .transportSwitched(from: "appsync", to: "graphql", _, .failover) = event { true } else { false }
-        } }
+        try await events.waitUntil(timeout: 15) {
+            $0.contains { event in
+                if case .transportSwitched(from: "appsync", to: "graphql", _, .failover) = event { true } else { false }
+            }
+        }
         #expect(await stack.activeKind == .graphql)
         // GraphQL has no subscribe acknowledgement: publish until the server has registered the subscription.
         try await roles.waitUntil(timeout: 10, poll: { try await publishRole("during") }) { $0.contains { $0.reason == "during" } }
 
         backend.server.faults.setOutage(of: .appSyncEvents, false)
-        try await events.waitUntil(timeout: 15) { $0.contains { event in
-            if case .transportSwitched(from: "graphql", to: "appsync", _, .failback) = event { true } else { false }
-        } }
+        try await events.waitUntil(timeout: 15) {
+            $0.contains { event in
+                if case .transportSwitched(from: "graphql", to: "appsync", _, .failback) = event { true } else { false }
+            }
+        }
         #expect(await stack.activeKind == .appsync)
         try await roles.waitUntil(timeout: 10, poll: { try await publishRole("after") }) { $0.contains { $0.reason == "after" } }
         await stack.shutdown()

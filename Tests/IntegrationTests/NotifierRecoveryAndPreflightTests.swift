@@ -20,7 +20,9 @@ struct NotifierRecoveryAndPreflightTests {
         func credentials(forceRefresh: Bool) async throws -> AuthCredentials { .bearerToken(token.withLock { $0 }) }
     }
 
-    @Test("values, token revoked, one sessionExpired, sign in again + update(same identity): values flow again", arguments: RealtimeConfiguration.TransportKind.allCases)
+    @Test(
+        "values, token revoked, one sessionExpired, sign in again + update(same identity): values flow again",
+        arguments: RealtimeConfiguration.TransportKind.allCases)
     func recoveryRecipe(kind: RealtimeConfiguration.TransportKind) async throws {
         let backend = try await EmbeddedDrillBackend.start()
         var configuration = RealtimeConfiguration()
@@ -29,11 +31,13 @@ struct NotifierRecoveryAndPreflightTests {
         configuration.graphQLEndpoint = backend.endpoints.graphql
         configuration.reconnect = "fixed:0.2"
         let auth = SwitchableAuth(try backend.token(for: DrillScript.user))
-        let stack = try RealtimeStack(configuration: configuration, auth: auth, userId: DrillScript.user, organizationId: DrillScript.organization)
+        let stack = try RealtimeStack(
+            configuration: configuration, auth: auth, userId: DrillScript.user, organizationId: DrillScript.organization)
         let events = ValueRecorder(await stack.notifier.connectionEvents())
         let roles = ValueRecorder(await stack.notifier.roleValues())
         @Sendable func publishRole(_ reason: String) async throws {
-            _ = await backend.server.bus.publish(DomainEvent(kind: .roleChanged, userId: DrillScript.user, payload: ["reason": .string(reason)]))
+            _ = await backend.server.bus.publish(
+                DomainEvent(kind: .roleChanged, userId: DrillScript.user, payload: ["reason": .string(reason)]))
         }
         try await roles.waitUntil(timeout: 10, poll: { try await publishRole("before") }) { $0.contains { $0.reason == "before" } }
 
@@ -58,18 +62,23 @@ struct NotifierRecoveryAndPreflightTests {
         configuration.transport = .graphql
         configuration.graphQLEndpoint = backend.endpoints.graphql
         let auth = StaticAuthSession(.bearerToken(try backend.token(for: DrillScript.user)))
-        let defaults = await RealtimePreflight(configuration: configuration, auth: auth, userId: DrillScript.user, organizationId: DrillScript.organization)
-            .run(.graphql)
+        let defaults = await RealtimePreflight(
+            configuration: configuration, auth: auth, userId: DrillScript.user, organizationId: DrillScript.organization
+        )
+        .run(.graphql)
         #expect(defaults.passed, "\(defaults)")
         #expect(defaults.checks.map(\.name) == ["introspection"] + NotifierUpstream.allCases.map(\.rawValue))
         configuration.graphQLOperations = DrillScript.graphQLOperations
         configuration.graphQLOperations?["device"] = .init(query: "subscription { subscribeDeviceState(site: \"s\") { mac colour } }")
-        let broken = await RealtimePreflight(configuration: configuration, auth: auth, userId: DrillScript.user, organizationId: DrillScript.organization)
-            .run(.graphql)
+        let broken = await RealtimePreflight(
+            configuration: configuration, auth: auth, userId: DrillScript.user, organizationId: DrillScript.organization
+        )
+        .run(.graphql)
         #expect(!broken.passed)
-        #expect(broken.checks.first { $0.name == "device" }?.problems == [
-            "missing argument: Subscription.subscribeDeviceState(site:)", "missing field: DeviceStateOutput.colour",
-        ])
+        #expect(
+            broken.checks.first { $0.name == "device" }?.problems == [
+                "missing argument: Subscription.subscribeDeviceState(site:)", "missing field: DeviceStateOutput.colour",
+            ])
         #expect(broken.checks.filter { $0.name != "device" }.allSatisfy { $0.passed })
         await backend.shutdown()
     }

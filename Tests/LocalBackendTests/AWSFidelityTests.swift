@@ -90,16 +90,18 @@ struct AWSFidelityTests {
 
     // MARK: Channel pattern
 
-    @Test("channels follow AWS's pattern: optional leading and trailing /, every segment alphanumeric at both ends", arguments: [
-        ("default/a/", "subscribe_success"),
-        ("/default/a/", "subscribe_success"),
-        ("default/", "subscribe_success"),
-        ("default/a-b/c", "subscribe_success"),
-        ("default/-bad-", "subscribe_error"),
-        ("default/bad-", "subscribe_error"),
-        ("default/a/b/c/d/e", "subscribe_error"),
-        ("default/*/", "subscribe_error"),
-    ])
+    @Test(
+        "channels follow AWS's pattern: optional leading and trailing /, every segment alphanumeric at both ends",
+        arguments: [
+            ("default/a/", "subscribe_success"),
+            ("/default/a/", "subscribe_success"),
+            ("default/", "subscribe_success"),
+            ("default/a-b/c", "subscribe_success"),
+            ("default/-bad-", "subscribe_error"),
+            ("default/bad-", "subscribe_error"),
+            ("default/a/b/c/d/e", "subscribe_error"),
+            ("default/*/", "subscribe_error"),
+        ])
     func channelPattern(channel: String, expected: String) async throws {
         try await withBackend { backend in
             let session = try await backend.session(.apiKey(TestCredentials.apiKey))
@@ -138,11 +140,13 @@ struct AWSFidelityTests {
 
     // MARK: Message ids
 
-    @Test("ids must match ^[a-zA-Z0-9-_+]{1,128}$", arguments: [
-        ("a", true), ("request-sub", true), ("A_b+c-9", true), (String(repeating: "x", count: 128), true),
-        (String(repeating: "x", count: 129), false), ("has space", false), ("dot.ted", false), ("slash/", false), ("é", false),
-        ("a=b", false),
-    ])
+    @Test(
+        "ids must match ^[a-zA-Z0-9-_+]{1,128}$",
+        arguments: [
+            ("a", true), ("request-sub", true), ("A_b+c-9", true), (String(repeating: "x", count: 128), true),
+            (String(repeating: "x", count: 129), false), ("has space", false), ("dot.ted", false), ("slash/", false), ("é", false),
+            ("a=b", false),
+        ])
     func idPattern(id: String, valid: Bool) async throws {
         try await withBackend { backend in
             let session = try await backend.session(.apiKey(TestCredentials.apiKey))

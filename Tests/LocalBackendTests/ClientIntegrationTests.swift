@@ -47,7 +47,8 @@ struct ClientIntegrationTests {
 
             let listener = try await backend.session(.apiKey(TestCredentials.apiKey))
             #expect(try await listener.subscribe("default/chat/*", id: "chat")["type"] as? String == "subscribe_success")
-            let overWebSocket = try await client.publish(PublishRequest(channel: "default/chat/ws", events: [#"{"via":"ws","html":"<i>"}"#]))
+            let overWebSocket = try await client.publish(
+                PublishRequest(channel: "default/chat/ws", events: [#"{"via":"ws","html":"<i>"}"#]))
             #expect(overWebSocket.allSucceeded && overWebSocket.successful.count == 1)
             #expect(try await listener.socket.nextSkippingKeepAlive()["event"] as? String == #"{"via":"ws","html":"<i>"}"#)
 
@@ -74,7 +75,10 @@ struct ClientIntegrationTests {
                 Issue.record("the foreign subscription should fail")
                 return
             }
-            #expect(error as? RealtimeError == .subscriptionRejected(errorType: "UnauthorizedException", message: "You are not authorized to use channel vortex-app/user/u-2/*"))
+            #expect(
+                error as? RealtimeError
+                    == .subscriptionRejected(
+                        errorType: "UnauthorizedException", message: "You are not authorized to use channel vortex-app/user/u-2/*"))
             await backend.server.bus.publish(DomainEvent(kind: .roleChanged, userId: "u-1", payload: ["reason": "x"]))
             await backend.server.bus.publish(DomainEvent(kind: .roleChanged, userId: "u-2", payload: ["reason": "y"]))
             let payload = try await nextPayload(own)

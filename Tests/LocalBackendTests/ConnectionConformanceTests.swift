@@ -55,30 +55,37 @@ struct ConnectionConformanceTests {
         AuthCase(name: "JWT", credentials: TestCredentials.jwt("u-1"), accepted: true),
         AuthCase(
             name: "JWT signed with another secret",
-            credentials: .bearerToken(try! DevelopmentToken.make(secret: "another-secret-of-at-least-32-bytes", user: "u-1", ttl: .seconds(60))), accepted: false),
+            credentials: .bearerToken(
+                try! DevelopmentToken.make(secret: "another-secret-of-at-least-32-bytes", user: "u-1", ttl: .seconds(60))), accepted: false),
         AuthCase(
             name: "expired JWT",
             credentials: .bearerToken(
-                try! DevelopmentToken.make(secret: TestCredentials.jwtSecret, user: "u-1", issuedAt: Date().addingTimeInterval(-120), ttl: .seconds(60))),
+                try! DevelopmentToken.make(
+                    secret: TestCredentials.jwtSecret, user: "u-1", issuedAt: Date().addingTimeInterval(-120), ttl: .seconds(60))),
             accepted: false),
         AuthCase(name: "not a JWT", credentials: .bearerToken("garbage"), accepted: false),
         AuthCase(name: "IAM, correct signature", credentials: TestCredentials.iam, accepted: true),
         AuthCase(
             name: "IAM, wrong secret",
-            credentials: .iam(AWSCredentials(accessKeyID: TestCredentials.accessKeyID, secretAccessKey: "wrong", region: TestCredentials.region)),
+            credentials: .iam(
+                AWSCredentials(accessKeyID: TestCredentials.accessKeyID, secretAccessKey: "wrong", region: TestCredentials.region)),
             accepted: false),
         AuthCase(
             name: "IAM, unknown access key",
-            credentials: .iam(AWSCredentials(accessKeyID: "AKIDUNKNOWN", secretAccessKey: "x", region: TestCredentials.region)), accepted: false),
+            credentials: .iam(AWSCredentials(accessKeyID: "AKIDUNKNOWN", secretAccessKey: "x", region: TestCredentials.region)),
+            accepted: false),
         AuthCase(
             name: "IAM, other region",
-            credentials: .iam(AWSCredentials(accessKeyID: TestCredentials.accessKeyID, secretAccessKey: TestCredentials.secretAccessKey, region: "eu-west-1")),
+            credentials: .iam(
+                AWSCredentials(
+                    accessKeyID: TestCredentials.accessKeyID, secretAccessKey: TestCredentials.secretAccessKey, region: "eu-west-1")),
             accepted: false),
         AuthCase(
             name: "IAM with session token",
             credentials: .iam(
                 AWSCredentials(
-                    accessKeyID: TestCredentials.accessKeyID, secretAccessKey: TestCredentials.secretAccessKey, sessionToken: "session/token",
+                    accessKeyID: TestCredentials.accessKeyID, secretAccessKey: TestCredentials.secretAccessKey,
+                    sessionToken: "session/token",
                     region: TestCredentials.region)),
             accepted: true),
     ]
@@ -144,9 +151,11 @@ struct ConnectionConformanceTests {
             var json = backend.authorizer(.apiKey(TestCredentials.apiKey)).connectAuthorizationJSON()
             // Make the JSON length not a multiple of 3 so padding appears.
             while json.utf8.count % 3 == 0 { json = json.replacingOccurrences(of: "{", with: "{ ") }
-            let padded = Data(json.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            let padded = Data(json.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
+                of: "/", with: "_")
             #expect(padded.hasSuffix("="))
-            let socket = try await RawWebSocket.connect(backend.endpoints.realtime, subprotocols: ["aws-appsync-event-ws", "header-" + padded])
+            let socket = try await RawWebSocket.connect(
+                backend.endpoints.realtime, subprotocols: ["aws-appsync-event-ws", "header-" + padded])
             try await socket.send(AppSyncFrames.connectionInit)
             #expect(try await socket.next()["type"] as? String == "connection_ack")
             await socket.close()

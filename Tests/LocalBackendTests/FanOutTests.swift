@@ -41,15 +41,22 @@ struct FanOutTests {
         FanOutCase(
             event: DomainEvent(kind: .devicePresence, orgId: "o-1", deviceGroupId: "g-1", payload: ["thingName": "cam-1", "online": true]),
             recipients: ["u-1", "u-3"]),
-        FanOutCase(event: DomainEvent(kind: .deviceRecording, orgId: "o-1", deviceGroupId: "g-2", payload: ["recording": false]), recipients: ["u-2", "u-3"]),
-        FanOutCase(event: DomainEvent(kind: .deviceFirmware, orgId: "o-2", deviceGroupId: "g-1", payload: ["fwUpdateState": 3]), recipients: ["u-4"]),
-        FanOutCase(event: DomainEvent(kind: .archiveState, orgId: "o-1", deviceGroupId: "g-9", payload: ["status": "done"]), recipients: ["u-3"]),
-        FanOutCase(event: DomainEvent(kind: .licensePhase, orgId: "o-1", payload: ["licensePhase": "Valid"]), recipients: ["u-1", "u-2", "u-3"]),
+        FanOutCase(
+            event: DomainEvent(kind: .deviceRecording, orgId: "o-1", deviceGroupId: "g-2", payload: ["recording": false]),
+            recipients: ["u-2", "u-3"]),
+        FanOutCase(
+            event: DomainEvent(kind: .deviceFirmware, orgId: "o-2", deviceGroupId: "g-1", payload: ["fwUpdateState": 3]),
+            recipients: ["u-4"]),
+        FanOutCase(
+            event: DomainEvent(kind: .archiveState, orgId: "o-1", deviceGroupId: "g-9", payload: ["status": "done"]), recipients: ["u-3"]),
+        FanOutCase(
+            event: DomainEvent(kind: .licensePhase, orgId: "o-1", payload: ["licensePhase": "Valid"]), recipients: ["u-1", "u-2", "u-3"]),
         FanOutCase(event: DomainEvent(kind: .plan, orgId: "o-2", payload: ["isFreePlan": true]), recipients: ["u-4"]),
         FanOutCase(
             event: DomainEvent(kind: .aiSettings, orgId: "o-1", payload: ["aiControlSetting": ["uuid": "x", "termsAgreement": true]]),
             recipients: ["u-1", "u-2", "u-3"]),
-        FanOutCase(event: DomainEvent(kind: .roleChanged, orgId: "o-1", userId: "u-2", payload: ["reason": "promoted"]), recipients: ["u-2"]),
+        FanOutCase(
+            event: DomainEvent(kind: .roleChanged, orgId: "o-1", userId: "u-2", payload: ["reason": "promoted"]), recipients: ["u-2"]),
         FanOutCase(event: DomainEvent(kind: .tokenRevoked, userId: "u-4", payload: ["reason": "PASSWORD_CHANGED"]), recipients: ["u-4"]),
     ]
 
@@ -117,11 +124,14 @@ struct FanOutTests {
     func exactChannels() async throws {
         try await withBackend { backend in
             let session = try await backend.session(TestCredentials.jwt("u-1"))
-            #expect(try await session.subscribe("vortex-app/user/u-1/organization/planChanged", id: "plan")["type"] as? String == "subscribe_success")
+            #expect(
+                try await session.subscribe("vortex-app/user/u-1/organization/planChanged", id: "plan")["type"] as? String
+                    == "subscribe_success")
             #expect(try await session.subscribe("vortex-app/user/u-1/device/*", id: "device")["type"] as? String == "subscribe_success")
             await backend.server.bus.publish(DomainEvent(kind: .licensePhase, orgId: "o-1", payload: ["licensePhase": "Valid"]))
             await backend.server.bus.publish(DomainEvent(kind: .plan, orgId: "o-1", payload: ["isFreePlan": false]))
-            await backend.server.bus.publish(DomainEvent(kind: .deviceFirmware, orgId: "o-1", deviceGroupId: "g-1", payload: ["fwUpdateState": 14]))
+            await backend.server.bus.publish(
+                DomainEvent(kind: .deviceFirmware, orgId: "o-1", deviceGroupId: "g-1", payload: ["fwUpdateState": 14]))
             let frames = try await session.socket.dataMessages(count: 2)
             #expect(frames.compactMap { $0["id"] as? String } == ["plan", "device"])
             await session.close()

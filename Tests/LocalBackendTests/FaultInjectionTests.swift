@@ -29,7 +29,8 @@ struct FaultInjectionTests {
             try await backend.admin("faults", #"{"action":"refuseConnections","count":2}"#)
             let offered = backend.authorizer(.apiKey(TestCredentials.apiKey)).subprotocols()
             for _ in 0..<2 {
-                let refused = try await RawHTTP.upgrade(host: backend.host, port: backend.port, path: "/event/realtime", subprotocols: offered)
+                let refused = try await RawHTTP.upgrade(
+                    host: backend.host, port: backend.port, path: "/event/realtime", subprotocols: offered)
                 #expect(refused.status == 503)
                 #expect(refused.body.contains("ServiceUnavailable"))
             }

@@ -1,14 +1,16 @@
 import Foundation
 import GraphQL
-@testable import LocalBackend
+import OrderedCollections
 import SubscriberCore
 import Testing
-import OrderedCollections
+
+@testable import LocalBackend
 
 /// `GET /graphql`, graphql-transport-ws (protocols.md §2), with raw frames.
 @Suite("GraphQL conformance: graphql-transport-ws")
 struct GraphQLConformanceTests {
-    static let deviceQuery = "subscription($orgId: String!) { subscribeDeviceState(orgId: $orgId) { thingName online eventType timestamp } }"
+    static let deviceQuery =
+        "subscription($orgId: String!) { subscribeDeviceState(orgId: $orgId) { thingName online eventType timestamp } }"
 
     // MARK: Close codes
 
@@ -41,13 +43,15 @@ struct GraphQLConformanceTests {
             code: 4403, reason: "Forbidden"),
         CloseCase(name: "no payload", steps: [.send(GraphQLFrames.connectionInit(token: nil))], code: 4403, reason: "Forbidden"),
         CloseCase(
-            name: "an API key instead of a JWT", steps: [.send(#"{"type":"connection_init","payload":{"x-api-key":"da2-local-test-key"}}"#)],
+            name: "an API key instead of a JWT",
+            steps: [.send(#"{"type":"connection_init","payload":{"x-api-key":"da2-local-test-key"}}"#)],
             code: 4403, reason: "Forbidden"),
         CloseCase(
             name: "an expired JWT",
             steps: [
                 .send(
-                    GraphQLFrames.connectionInit(token: GraphQLFrames.token("u-1", issuedAt: Date().addingTimeInterval(-120), ttl: .seconds(60))))
+                    GraphQLFrames.connectionInit(
+                        token: GraphQLFrames.token("u-1", issuedAt: Date().addingTimeInterval(-120), ttl: .seconds(60))))
             ],
             code: 4403, reason: "Forbidden"),
         CloseCase(
@@ -65,36 +69,50 @@ struct GraphQLConformanceTests {
         CloseCase(name: "malformed JSON before init", steps: [.send("{\"type\":")], code: 4400, reason: "Invalid message received"),
         CloseCase(name: "not an object", steps: [.initialise, .send("[1]")], code: 4400, reason: "Invalid message received"),
         CloseCase(name: "no type", steps: [.initialise, .send(#"{"id":"a"}"#)], code: 4400, reason: "Invalid message received"),
-        CloseCase(name: "a type that is not a string", steps: [.initialise, .send(#"{"type":42}"#)], code: 4400, reason: "Invalid message received"),
-        CloseCase(name: "an unknown type", steps: [.initialise, .send(#"{"type":"start","id":"a"}"#)], code: 4400, reason: "Invalid message received"),
+        CloseCase(
+            name: "a type that is not a string", steps: [.initialise, .send(#"{"type":42}"#)], code: 4400,
+            reason: "Invalid message received"),
+        CloseCase(
+            name: "an unknown type", steps: [.initialise, .send(#"{"type":"start","id":"a"}"#)], code: 4400,
+            reason: "Invalid message received"),
         CloseCase(
             name: "a server-only type from the client", steps: [.initialise, .send(#"{"type":"next","id":"a","payload":{}}"#)], code: 4400,
             reason: "Unexpected message of type next received"),
         CloseCase(
-            name: "subscribe without id", steps: [.initialise, .send(#"{"type":"subscribe","payload":{"query":"{ health }"}}"#)], code: 4400,
+            name: "subscribe without id", steps: [.initialise, .send(#"{"type":"subscribe","payload":{"query":"{ health }"}}"#)],
+            code: 4400,
             reason: "Invalid message received"),
         CloseCase(
-            name: "subscribe with an empty id", steps: [.initialise, .send(#"{"type":"subscribe","id":"","payload":{"query":"{ health }"}}"#)],
+            name: "subscribe with an empty id",
+            steps: [.initialise, .send(#"{"type":"subscribe","id":"","payload":{"query":"{ health }"}}"#)],
             code: 4400, reason: "Invalid message received"),
-        CloseCase(name: "subscribe without payload", steps: [.initialise, .send(#"{"type":"subscribe","id":"a"}"#)], code: 4400, reason: "Invalid message received"),
         CloseCase(
-            name: "subscribe whose query is not a string", steps: [.initialise, .send(#"{"type":"subscribe","id":"a","payload":{"query":1}}"#)],
+            name: "subscribe without payload", steps: [.initialise, .send(#"{"type":"subscribe","id":"a"}"#)], code: 4400,
+            reason: "Invalid message received"),
+        CloseCase(
+            name: "subscribe whose query is not a string",
+            steps: [.initialise, .send(#"{"type":"subscribe","id":"a","payload":{"query":1}}"#)],
             code: 4400, reason: "Invalid message received"),
         CloseCase(
             name: "subscribe whose variables are not an object",
             steps: [.initialise, .send(#"{"type":"subscribe","id":"a","payload":{"query":"{ health }","variables":[1]}}"#)], code: 4400,
             reason: "Invalid message received"),
         CloseCase(
-            name: "a message over the size limit", steps: [.initialise, .send(String(repeating: " ", count: LocalBackendServer.maxMessageBytes + 1))],
+            name: "a message over the size limit",
+            steps: [.initialise, .send(String(repeating: " ", count: LocalBackendServer.maxMessageBytes + 1))],
             code: 4400, reason: "Message too large"),
-        CloseCase(name: "complete without id", steps: [.initialise, .send(#"{"type":"complete"}"#)], code: 4400, reason: "Invalid message received"),
         CloseCase(
-            name: "connection_init whose payload is not an object", steps: [.send(#"{"type":"connection_init","payload":"token"}"#)], code: 4400,
+            name: "complete without id", steps: [.initialise, .send(#"{"type":"complete"}"#)], code: 4400,
+            reason: "Invalid message received"),
+        CloseCase(
+            name: "connection_init whose payload is not an object", steps: [.send(#"{"type":"connection_init","payload":"token"}"#)],
+            code: 4400,
             reason: "Invalid message received"),
     ]
 
     // 4406 is written right behind the 101, where WSClient can miss a frame: read it from the raw socket.
-    @Test("without graphql-transport-ws offered: close 4406 straight after the upgrade, before the client says anything",
+    @Test(
+        "without graphql-transport-ws offered: close 4406 straight after the upgrade, before the client says anything",
         arguments: [[], ["graphql-ws"], ["graphql-ws", "other"]])
     func subprotocolNotAcceptable(offered: [String]) async throws {
         // A long init timeout: the close must not be the timer's.
@@ -151,7 +169,8 @@ struct GraphQLConformanceTests {
     @Test("the upgrade echoes graphql-transport-ws in Sec-WebSocket-Protocol")
     func subprotocolEchoed() async throws {
         try await withBackend { backend in
-            let response = try await RawHTTP.upgrade(host: backend.host, port: backend.port, path: "/graphql", subprotocols: ["graphql-transport-ws"])
+            let response = try await RawHTTP.upgrade(
+                host: backend.host, port: backend.port, path: "/graphql", subprotocols: ["graphql-transport-ws"])
             #expect(response.status == 101)
             #expect(response.header("Sec-WebSocket-Protocol") == "graphql-transport-ws")
         }
@@ -198,10 +217,12 @@ struct GraphQLConformanceTests {
         ErrorCase(name: "a missing variable", query: deviceQuery, message: "Variable \"$orgId\" got invalid value"),
         ErrorCase(name: "another organization", query: deviceQuery, variables: #"{"orgId":"o-2"}"#, message: "Forbidden"),
         ErrorCase(
-            name: "a user outside the directory asking for an organization", user: "stranger", query: deviceQuery, variables: #"{"orgId":"o-1"}"#,
+            name: "a user outside the directory asking for an organization", user: "stranger", query: deviceQuery,
+            variables: #"{"orgId":"o-1"}"#,
             message: "Forbidden"),
         ErrorCase(
-            name: "another user's role changes", query: "subscription { subscribeRoleChange(userId: \"u-2\") { reason } }", message: "Forbidden"),
+            name: "another user's role changes", query: "subscription { subscribeRoleChange(userId: \"u-2\") { reason } }",
+            message: "Forbidden"),
         ErrorCase(
             name: "another user's token revocations",
             query: "subscription { subscribeUserTokenRevoke(userId: \"u-2\") { userId revokedAt } }", message: "Forbidden"),
@@ -265,18 +286,21 @@ struct GraphQLConformanceTests {
         try await withBackend { backend in
             let socket = try await backend.graphQLSession("u-1")
             try await socket.send(GraphQLFrames.subscribe(id: "dev", query: Self.deviceQuery, variables: #"{"orgId":"o-1"}"#))
-            try await socket.send(GraphQLFrames.subscribe(id: "role", query: "subscription { subscribeRoleChange(userId: \"u-1\") { reason } }"))
+            try await socket.send(
+                GraphQLFrames.subscribe(id: "role", query: "subscription { subscribeRoleChange(userId: \"u-1\") { reason } }"))
             #expect(try await socket.sync().isEmpty)
             try await socket.send(GraphQLFrames.complete(id: "dev"))
             try await socket.send(GraphQLFrames.complete(id: "never-started"))
             #expect(try await socket.sync().isEmpty, "nothing is sent back for a client complete")
-            await backend.server.bus.publish(DomainEvent(kind: .devicePresence, orgId: "o-1", deviceGroupId: "g-1", payload: ["online": false]))
+            await backend.server.bus.publish(
+                DomainEvent(kind: .devicePresence, orgId: "o-1", deviceGroupId: "g-1", payload: ["online": false]))
             await backend.server.bus.publish(DomainEvent(kind: .roleChanged, userId: "u-1", payload: ["reason": "r"]))
             #expect(try await socket.next()["id"] as? String == "role")
             #expect(try await socket.drain(for: .milliseconds(150)).isEmpty, "nothing for the completed operation")
             try await socket.send(GraphQLFrames.subscribe(id: "dev", query: Self.deviceQuery, variables: #"{"orgId":"o-1"}"#))
             #expect(try await socket.sync().isEmpty, "the completed id is free again (no 4409)")
-            await backend.server.bus.publish(DomainEvent(kind: .devicePresence, orgId: "o-1", deviceGroupId: "g-1", payload: ["online": true]))
+            await backend.server.bus.publish(
+                DomainEvent(kind: .devicePresence, orgId: "o-1", deviceGroupId: "g-1", payload: ["online": true]))
             #expect(try await socket.next()["id"] as? String == "dev")
             await socket.close()
         }
@@ -304,7 +328,8 @@ struct GraphQLConformanceTests {
             let socket = try await backend.graphQLSession("u-3")
             for upstream in NotifierLegacyOperations.Upstream.allCases {
                 try await socket.send(
-                    GraphQLFrames.subscribe(id: upstream.rawValue, NotifierLegacyOperations.operation(for: upstream, user: "u-3", organization: "o-1")))
+                    GraphQLFrames.subscribe(
+                        id: upstream.rawValue, NotifierLegacyOperations.operation(for: upstream, user: "u-3", organization: "o-1")))
             }
             #expect(try await socket.sync().isEmpty, "no validation error")
             for event in GraphQLSamples.events(orgId: "o-1", deviceGroupId: "g-2", userId: "u-3") {
@@ -329,7 +354,8 @@ struct GraphQLConformanceTests {
         try await withBackend { backend in
             let socket = try await backend.graphQLSession("u-1")
             #expect(backend.server.connections.count(of: .graphQL) == 1)
-            try await socket.send(GraphQLFrames.subscribe(id: "r", query: "subscription { subscribeRoleChange(userId: \"u-1\") { reason } }"))
+            try await socket.send(
+                GraphQLFrames.subscribe(id: "r", query: "subscription { subscribeRoleChange(userId: \"u-1\") { reason } }"))
             #expect(try await socket.sync().isEmpty)
             try await backend.admin("faults", #"{"action":"dropFrames","count":1}"#)
             await backend.server.bus.publish(DomainEvent(kind: .roleChanged, userId: "u-1", payload: ["reason": "dropped"]))
@@ -381,11 +407,15 @@ struct GraphQLConformanceTests {
             let socket = try await backend.graphQLSession("u-1")
             try await socket.send(GraphQLFrames.subscribe(id: "i", query: query))
             let next = try await socket.next()
-            let types = try #require(((next["payload"] as? [String: Any])?["data"] as? [String: Any]).flatMap { ($0["__schema"] as? [String: Any])?["types"] as? [[String: Any]] })
-            let served = Dictionary(uniqueKeysWithValues: types.compactMap { type -> (String, [String: Any])? in
-                guard let name = type["name"] as? String, !name.hasPrefix("__") else { return nil }
-                return (name, type)
-            })
+            let types = try #require(
+                ((next["payload"] as? [String: Any])?["data"] as? [String: Any]).flatMap {
+                    ($0["__schema"] as? [String: Any])?["types"] as? [[String: Any]]
+                })
+            let served = Dictionary(
+                uniqueKeysWithValues: types.compactMap { type -> (String, [String: Any])? in
+                    guard let name = type["name"] as? String, !name.hasPrefix("__") else { return nil }
+                    return (name, type)
+                })
             let fileTypes = expected.typeMap.keys.filter { !$0.hasPrefix("__") }
             #expect(Set(served.keys) == Set(fileTypes))
             for name in fileTypes {
@@ -397,8 +427,11 @@ struct GraphQLConformanceTests {
                 for servedField in servedFields {
                     guard let fieldName = servedField["name"] as? String, let field = fields[fieldName] else { continue }
                     #expect(Self.typeText(servedField["type"]) == field.type.debugDescription, "\(name).\(fieldName) type")
-                    let arguments = (servedField["args"] as? [[String: Any]] ?? []).map { "\($0["name"] as? String ?? ""): \(Self.typeText($0["type"]))" }
-                    #expect(arguments == field.args.map { "\($0.key): \($0.value.type.debugDescription)" }, "\(name).\(fieldName) arguments")
+                    let arguments = (servedField["args"] as? [[String: Any]] ?? []).map {
+                        "\($0["name"] as? String ?? ""): \(Self.typeText($0["type"]))"
+                    }
+                    #expect(
+                        arguments == field.args.map { "\($0.key): \($0.value.type.debugDescription)" }, "\(name).\(fieldName) arguments")
                 }
             }
             await socket.close()
@@ -431,7 +464,8 @@ enum GraphQLSamples {
         case .deviceRecording:
             return DomainEvent(kind: kind, orgId: orgId, deviceGroupId: deviceGroupId, payload: device.merging(["recording": false]) { $1 })
         case .deviceFirmware:
-            return DomainEvent(kind: kind, orgId: orgId, deviceGroupId: deviceGroupId, payload: device.merging(["fwUpdateState": 14]) { $1 })
+            return DomainEvent(
+                kind: kind, orgId: orgId, deviceGroupId: deviceGroupId, payload: device.merging(["fwUpdateState": 14]) { $1 })
         case .archiveState:
             let archive: [String: JSONValue] = [
                 "status": "Ready", "videoLength": 12.5, "videoSize": 1_048_576, "cloudSize": 524_288, "hasH265": true,
@@ -447,7 +481,8 @@ enum GraphQLSamples {
                 "zones": [["id": 1, "label": "door/<front>", "sensitivity": 0.75], ["id": 2, "enabled": false]], "mode": "smart",
                 "thresholds": ["person": 0.5, "vehicle": 1], "note": nil, "tags": [],
             ]
-            return DomainEvent(kind: kind, orgId: orgId, payload: ["aiControlSetting": ["uuid": "ai-42", "termsAgreement": true, "options": options]])
+            return DomainEvent(
+                kind: kind, orgId: orgId, payload: ["aiControlSetting": ["uuid": "ai-42", "termsAgreement": true, "options": options]])
         case .roleChanged:
             return DomainEvent(kind: kind, orgId: orgId, userId: userId, payload: ["reason": "promoted"])
         case .tokenRevoked:

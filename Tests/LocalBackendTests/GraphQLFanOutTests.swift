@@ -37,14 +37,18 @@ struct GraphQLFanOutTests {
     }
 
     static let cases: [FanOutCase] = [
-        FanOutCase(event: GraphQLSamples.event(.devicePresence, orgId: "o-1", deviceGroupId: "g-1", userId: ""), recipients: ["u-1", "u-3"]),
-        FanOutCase(event: GraphQLSamples.event(.deviceRecording, orgId: "o-1", deviceGroupId: "g-2", userId: ""), recipients: ["u-2", "u-3"]),
+        FanOutCase(
+            event: GraphQLSamples.event(.devicePresence, orgId: "o-1", deviceGroupId: "g-1", userId: ""), recipients: ["u-1", "u-3"]),
+        FanOutCase(
+            event: GraphQLSamples.event(.deviceRecording, orgId: "o-1", deviceGroupId: "g-2", userId: ""), recipients: ["u-2", "u-3"]),
         FanOutCase(event: GraphQLSamples.event(.deviceFirmware, orgId: "o-2", deviceGroupId: "g-1", userId: ""), recipients: ["u-4"]),
         FanOutCase(event: GraphQLSamples.event(.archiveState, orgId: "o-1", deviceGroupId: "g-9", userId: ""), recipients: ["u-3"]),
         FanOutCase(event: GraphQLSamples.event(.archiveState, orgId: "o-1", deviceGroupId: "g-1", userId: ""), recipients: ["u-1", "u-3"]),
-        FanOutCase(event: GraphQLSamples.event(.licensePhase, orgId: "o-1", deviceGroupId: "", userId: ""), recipients: ["u-1", "u-2", "u-3"]),
+        FanOutCase(
+            event: GraphQLSamples.event(.licensePhase, orgId: "o-1", deviceGroupId: "", userId: ""), recipients: ["u-1", "u-2", "u-3"]),
         FanOutCase(event: GraphQLSamples.event(.plan, orgId: "o-2", deviceGroupId: "", userId: ""), recipients: ["u-4"]),
-        FanOutCase(event: GraphQLSamples.event(.aiSettings, orgId: "o-1", deviceGroupId: "", userId: ""), recipients: ["u-1", "u-2", "u-3"]),
+        FanOutCase(
+            event: GraphQLSamples.event(.aiSettings, orgId: "o-1", deviceGroupId: "", userId: ""), recipients: ["u-1", "u-2", "u-3"]),
         FanOutCase(event: GraphQLSamples.event(.roleChanged, orgId: "o-1", deviceGroupId: "", userId: "u-2"), recipients: ["u-2"]),
         FanOutCase(event: GraphQLSamples.event(.tokenRevoked, orgId: "", deviceGroupId: "", userId: "u-4"), recipients: ["u-4"]),
     ]
@@ -59,7 +63,9 @@ struct GraphQLFanOutTests {
             #expect(summary.deliveredTo == fanOutCase.recipients, "the AppSync side agrees")
             let upstream = NotifierLegacyOperations.upstream(for: event.kind)
             // Recipients first: each waits for its `next`; then nobody has anything more (or anything at all).
-            for user in sockets.keys.sorted(by: { (fanOutCase.recipients.contains($0) ? 0 : 1, $0) < (fanOutCase.recipients.contains($1) ? 0 : 1, $1) }) {
+            for user in sockets.keys.sorted(by: {
+                (fanOutCase.recipients.contains($0) ? 0 : 1, $0) < (fanOutCase.recipients.contains($1) ? 0 : 1, $1)
+            }) {
                 let socket = try #require(sockets[user])
                 if fanOutCase.recipients.contains(user) {
                     let frame = try await socket.next()
@@ -83,7 +89,8 @@ struct GraphQLFanOutTests {
         try await withBackend { backend in
             let socket = try await backend.graphQLSession("u-3")
             for upstream in [NotifierLegacyOperations.Upstream.device, .organization] {
-                try await socket.send(GraphQLFrames.subscribe(id: upstream.rawValue, NotifierLegacyOperations.operation(for: upstream, argument: "o-1")))
+                try await socket.send(
+                    GraphQLFrames.subscribe(id: upstream.rawValue, NotifierLegacyOperations.operation(for: upstream, argument: "o-1")))
             }
             #expect(try await socket.sync().isEmpty)
             let own: [DomainEventKind: String] = [
@@ -93,7 +100,9 @@ struct GraphQLFanOutTests {
             for kind in own.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
                 // A payload that carries every kind's field: only the event's own kind's field may come through.
                 var event = GraphQLSamples.event(kind, orgId: "o-1", deviceGroupId: "g-2", userId: "")
-                event.payload.merge(["online": true, "recording": true, "fwUpdateState": 3, "licensePhase": "Valid", "isFreePlan": true]) { old, _ in old }
+                event.payload.merge(["online": true, "recording": true, "fwUpdateState": 3, "licensePhase": "Valid", "isFreePlan": true]) {
+                    old, _ in old
+                }
                 await backend.server.bus.publish(event)
                 let upstream = NotifierLegacyOperations.upstream(for: kind)
                 let fields = try #require(nextData(try await socket.next(), field: NotifierLegacyOperations.field(upstream)))
@@ -125,7 +134,9 @@ struct GraphQLFanOutTests {
         return result
     }
 
-    @Test("parity: for the same domain event the GraphQL next equals the AppSync data event, field by field", arguments: DomainEventKind.allCases)
+    @Test(
+        "parity: for the same domain event the GraphQL next equals the AppSync data event, field by field",
+        arguments: DomainEventKind.allCases)
     func parity(_ kind: DomainEventKind) async throws {
         try await withBackend { backend in
             let user = "u-1"
@@ -133,7 +144,8 @@ struct GraphQLFanOutTests {
             #expect(try await appSync.subscribe("vortex-app/user/\(user)/*", id: "all")["type"] as? String == "subscribe_success")
             let graphQL = try await backend.graphQLSession(user)
             let upstream = NotifierLegacyOperations.upstream(for: kind)
-            try await graphQL.send(GraphQLFrames.subscribe(id: "op", NotifierLegacyOperations.operation(for: upstream, user: user, organization: "o-1")))
+            try await graphQL.send(
+                GraphQLFrames.subscribe(id: "op", NotifierLegacyOperations.operation(for: upstream, user: user, organization: "o-1")))
             #expect(try await graphQL.sync().isEmpty)
 
             let event = GraphQLSamples.event(kind, orgId: "o-1", deviceGroupId: "g-1", userId: user)
@@ -167,12 +179,15 @@ struct GraphQLFanOutTests {
             }
             if kind == .aiSettings {
                 // The JSON scalar passes the options object through unchanged.
-                guard case .object(let setting) = fields["AIControlSetting"], case .object(let published) = appSyncEvent["aiControlSetting"] else {
+                guard case .object(let setting) = fields["AIControlSetting"], case .object(let published) = appSyncEvent["aiControlSetting"]
+                else {
                     Issue.record("AIControlSetting missing")
                     return
                 }
                 #expect(setting["options"] == published["options"])
-                #expect(setting["options"]?.jsonText == GraphQLSamples.event(.aiSettings, orgId: "", deviceGroupId: "", userId: "").aiOptions?.jsonText)
+                #expect(
+                    setting["options"]?.jsonText
+                        == GraphQLSamples.event(.aiSettings, orgId: "", deviceGroupId: "", userId: "").aiOptions?.jsonText)
             }
             if kind == .tokenRevoked { #expect(fields["revokedAt"] == appSyncEvent["timestamp"]) }
             await appSync.close()
@@ -213,7 +228,9 @@ struct GraphQLClientIntegrationTests {
         var configuration = try GraphQLTransportConfiguration(backend.endpoints.graphql)
         configuration.reconnectPolicy = .fixed(.milliseconds(100))
         configuration.ackTimeout = .seconds(5)
-        return GraphQLTransport(configuration: configuration, auth: StaticAuthSession(TestCredentials.jwt(user)), connector: NIOWebSocketConnector(), logger: testLogger)
+        return GraphQLTransport(
+            configuration: configuration, auth: StaticAuthSession(TestCredentials.jwt(user)), connector: NIOWebSocketConnector(),
+            logger: testLogger)
     }
 
     /// graphql-transport-ws has no subscribe acknowledgement: `.live` means "sent", not "attached". Publishes `event`
@@ -264,7 +281,8 @@ struct GraphQLClientIntegrationTests {
             // An event u-1 may not see never arrives (g-2 is u-2's group).
             let devices = try #require(probes[.device])
             let seen = devices.payloadTexts.count
-            await backend.server.bus.publish(DomainEvent(kind: .devicePresence, orgId: "o-1", deviceGroupId: "g-2", payload: ["online": true]))
+            await backend.server.bus.publish(
+                DomainEvent(kind: .devicePresence, orgId: "o-1", deviceGroupId: "g-2", payload: ["online": true]))
             try await Task.sleep(for: .milliseconds(200))
             #expect(devices.payloadTexts.count == seen)
 
@@ -293,7 +311,8 @@ struct GraphQLClientIntegrationTests {
         try await withBackend { backend in
             let client = try transport(backend, user: "u-1")
             let own = SubscriptionProbe(await client.subscribe(.graphQL(NotifierLegacyOperations.operation(for: .role, argument: "u-1"))))
-            let foreign = SubscriptionProbe(await client.subscribe(.graphQL(NotifierLegacyOperations.operation(for: .role, argument: "u-2"))))
+            let foreign = SubscriptionProbe(
+                await client.subscribe(.graphQL(NotifierLegacyOperations.operation(for: .role, argument: "u-2"))))
             #expect(try await own.next() == .live)
             guard case .failed(let error) = try await foreign.ending() else {
                 Issue.record("the foreign subscription should fail")
@@ -304,7 +323,8 @@ struct GraphQLClientIntegrationTests {
                 return
             }
             #expect(errors.contains(#""message":"Forbidden""#))
-            let fields = try await publishUntilReceived(backend, DomainEvent(kind: .roleChanged, userId: "u-1", payload: ["reason": "x"]), own)
+            let fields = try await publishUntilReceived(
+                backend, DomainEvent(kind: .roleChanged, userId: "u-1", payload: ["reason": "x"]), own)
             #expect(fields["reason"] == "x")
             await client.disconnect()
         }

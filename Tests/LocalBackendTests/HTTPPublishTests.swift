@@ -23,7 +23,8 @@ struct HTTPPublishTests {
             #expect(try await session.subscribe("default/http/*", id: "s")["type"] as? String == "subscribe_success")
             let publisher = AppSyncHTTPPublisher(endpoint: backend.endpoint)
             let events = [#"{"a":1}"#, #"{"b":"<x/>"}"#]
-            let result = try await publisher.publish(channel: "/default/http/one", events: events, authorizer: backend.authorizer(.apiKey(TestCredentials.apiKey)))
+            let result = try await publisher.publish(
+                channel: "/default/http/one", events: events, authorizer: backend.authorizer(.apiKey(TestCredentials.apiKey)))
             #expect(result.successful.map(\.index) == [0, 1])
             #expect(result.failed.isEmpty)
             #expect(try await session.socket.nextSkippingKeepAlive()["event"] as? String == events[0])
@@ -59,13 +60,15 @@ struct HTTPPublishTests {
         ErrorCase(
             name: "expired JWT",
             credentials: .bearerToken(
-                try! DevelopmentToken.make(secret: TestCredentials.jwtSecret, user: "u-1", issuedAt: Date().addingTimeInterval(-90), ttl: .seconds(30))),
+                try! DevelopmentToken.make(
+                    secret: TestCredentials.jwtSecret, user: "u-1", issuedAt: Date().addingTimeInterval(-90), ttl: .seconds(30))),
             body: AppSyncFrames.publishBody("default/a", ["{}"]), status: 401, errorType: "UnauthorizedException"),
         ErrorCase(
             name: "foreign user channel", credentials: TestCredentials.jwt("u-1"),
             body: AppSyncFrames.publishBody("vortex-app/user/u-2/roleChanged", ["{}"]), status: 401, errorType: "UnauthorizedException"),
         ErrorCase(
-            name: "wildcard", credentials: .apiKey(TestCredentials.apiKey), body: AppSyncFrames.publishBody("default/*", ["{}"]), status: 400,
+            name: "wildcard", credentials: .apiKey(TestCredentials.apiKey), body: AppSyncFrames.publishBody("default/*", ["{}"]),
+            status: 400,
             errorType: "BadRequestException"),
         ErrorCase(
             name: "six events", credentials: .apiKey(TestCredentials.apiKey),

@@ -26,15 +26,18 @@ struct PublishConformanceTests {
             name: "invalid channel", credentials: .apiKey(TestCredentials.apiKey), channel: "default/a b", events: ["{}"],
             errorType: "BadRequestException"),
         PublishErrorCase(
-            name: "six events", credentials: .apiKey(TestCredentials.apiKey), channel: "default/a", events: Array(repeating: "{}", count: 6),
+            name: "six events", credentials: .apiKey(TestCredentials.apiKey), channel: "default/a",
+            events: Array(repeating: "{}", count: 6),
             errorType: "BadRequestException"),
         PublishErrorCase(
-            name: "no events", credentials: .apiKey(TestCredentials.apiKey), channel: "default/a", events: [], errorType: "BadRequestException"),
+            name: "no events", credentials: .apiKey(TestCredentials.apiKey), channel: "default/a", events: [],
+            errorType: "BadRequestException"),
         PublishErrorCase(
             name: "event over 240 KB", credentials: .apiKey(TestCredentials.apiKey), channel: "default/a", events: [oversizedEvent],
             errorType: "BadRequestException"),
         PublishErrorCase(
-            name: "foreign user channel", credentials: TestCredentials.jwt("u-1"), channel: "vortex-app/user/u-2/roleChanged", events: ["{}"],
+            name: "foreign user channel", credentials: TestCredentials.jwt("u-1"), channel: "vortex-app/user/u-2/roleChanged",
+            events: ["{}"],
             errorType: "UnauthorizedException"),
         PublishErrorCase(
             name: "unknown namespace", credentials: .apiKey(TestCredentials.apiKey), channel: "elsewhere/a", events: ["{}"],
@@ -197,7 +200,8 @@ struct PublishConformanceTests {
 
             // A signature over a different body is refused.
             let wrongAuth = session.authorizer.authorization(body: AppSyncFrames.publishBody("default/iam", ["{}"]))
-            try await session.socket.send(AppSyncFrames.publish(id: "forged", channel: "default/iam", events: ["{\"x\":1}"], authorization: wrongAuth))
+            try await session.socket.send(
+                AppSyncFrames.publish(id: "forged", channel: "default/iam", events: ["{\"x\":1}"], authorization: wrongAuth))
             let forged = try await session.socket.nextSkippingKeepAlive()
             #expect(forged["type"] as? String == "publish_error")
             #expect(firstErrorType(forged) == "UnauthorizedException")

@@ -47,7 +47,8 @@ struct ServerLifecycleTests {
     @Test("GET /graphql upgrades with graphql-transport-ws; unknown paths 404")
     func graphQLSeam() async throws {
         try await withBackend { backend in
-            let graphQL = try await RawHTTP.upgrade(host: backend.host, port: backend.port, path: "/graphql", subprotocols: ["graphql-transport-ws"])
+            let graphQL = try await RawHTTP.upgrade(
+                host: backend.host, port: backend.port, path: "/graphql", subprotocols: ["graphql-transport-ws"])
             #expect(graphQL.status == 101)
             #expect(graphQL.header("Sec-WebSocket-Protocol") == "graphql-transport-ws")
             let unknown = try await RawHTTP.upgrade(host: backend.host, port: backend.port, path: "/nowhere")
@@ -75,7 +76,9 @@ struct ServerLifecycleTests {
         configuration.jwtSecret = "short"
         let server = LocalBackendServer(configuration: configuration, logger: testLogger)
         await #expect(throws: LocalBackendError.self) { _ = try await server.start() }
-        #expect(throws: DevelopmentToken.Failure.secretTooShort) { _ = try DevelopmentToken.make(secret: "short", user: "u", ttl: .seconds(1)) }
+        #expect(throws: DevelopmentToken.Failure.secretTooShort) {
+            _ = try DevelopmentToken.make(secret: "short", user: "u", ttl: .seconds(1))
+        }
     }
 
     @Test("UserDirectory.load reads a JSON file and refuses duplicates")
@@ -84,8 +87,11 @@ struct ServerLifecycleTests {
         defer { try? FileManager.default.removeItem(at: url) }
         try Data(#"{"users":[{"id":"a","organizationId":"o","role":"admin","deviceGroups":[]}]}"#.utf8).write(to: url)
         #expect(try UserDirectory.load(from: url.path).users.map(\.id) == ["a"])
-        try Data(#"{"users":[{"id":"a","organizationId":"o","role":"x","deviceGroups":[]},{"id":"a","organizationId":"o","role":"x","deviceGroups":[]}]}"#.utf8)
-            .write(to: url)
+        try Data(
+            #"{"users":[{"id":"a","organizationId":"o","role":"x","deviceGroups":[]},{"id":"a","organizationId":"o","role":"x","deviceGroups":[]}]}"#
+                .utf8
+        )
+        .write(to: url)
         #expect(throws: UserDirectoryError.duplicateUser("a")) { try UserDirectory.load(from: url.path) }
         #expect(throws: UserDirectoryError.self) { try UserDirectory.load(from: url.path + ".missing") }
     }

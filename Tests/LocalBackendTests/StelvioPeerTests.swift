@@ -25,7 +25,8 @@ struct StelvioPeerTests {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw StelvioPeer.Failure(description: "no expected line from the stelvio client: \(String(describing: try? String(contentsOf: url, encoding: .utf8)))")
+        throw StelvioPeer.Failure(
+            description: "no expected line from the stelvio client: \(String(describing: try? String(contentsOf: url, encoding: .utf8)))")
     }
 
     @Test("stelvio connects, subscribes to /stelvio/app/dev/in and answers invocations on /stelvio/app/dev/out (chunked when large)")

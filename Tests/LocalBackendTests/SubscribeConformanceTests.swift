@@ -28,23 +28,29 @@ struct SubscribeConformanceTests {
             name: "foreign user channel", credentials: TestCredentials.jwt("u-1"), channel: "vortex-app/user/u-2/device/*",
             errorType: "UnauthorizedException"),
         SubscribeCase(
-            name: "every user's channels", credentials: TestCredentials.jwt("u-1"), channel: "vortex-app/user/*", errorType: "UnauthorizedException"),
+            name: "every user's channels", credentials: TestCredentials.jwt("u-1"), channel: "vortex-app/user/*",
+            errorType: "UnauthorizedException"),
         SubscribeCase(
-            name: "whole namespace, user", credentials: TestCredentials.jwt("u-1"), channel: "vortex-app/*", errorType: "UnauthorizedException"),
+            name: "whole namespace, user", credentials: TestCredentials.jwt("u-1"), channel: "vortex-app/*",
+            errorType: "UnauthorizedException"),
         SubscribeCase(
             name: "invalid characters", credentials: .apiKey(TestCredentials.apiKey), channel: "default/bad channel!",
             errorType: "BadRequestException", message: "Invalid Channel Format"),
         SubscribeCase(
-            name: "six segments", credentials: .apiKey(TestCredentials.apiKey), channel: "default/a/b/c/d/e", errorType: "BadRequestException",
+            name: "six segments", credentials: .apiKey(TestCredentials.apiKey), channel: "default/a/b/c/d/e",
+            errorType: "BadRequestException",
             message: "Invalid Channel Format"),
         SubscribeCase(
-            name: "wildcard not last", credentials: .apiKey(TestCredentials.apiKey), channel: "default/*/a", errorType: "BadRequestException",
+            name: "wildcard not last", credentials: .apiKey(TestCredentials.apiKey), channel: "default/*/a",
+            errorType: "BadRequestException",
             message: "Invalid Channel Format"),
         SubscribeCase(
-            name: "segment over 50 characters", credentials: .apiKey(TestCredentials.apiKey), channel: "default/" + String(repeating: "a", count: 51),
+            name: "segment over 50 characters", credentials: .apiKey(TestCredentials.apiKey),
+            channel: "default/" + String(repeating: "a", count: 51),
             errorType: "BadRequestException", message: "Invalid Channel Format"),
         SubscribeCase(
-            name: "unknown namespace", credentials: .apiKey(TestCredentials.apiKey), channel: "nowhere/news", errorType: "BadRequestException"),
+            name: "unknown namespace", credentials: .apiKey(TestCredentials.apiKey), channel: "nowhere/news",
+            errorType: "BadRequestException"),
     ]
 
     @Test("subscribe → subscribe_success or subscribe_error", arguments: cases)

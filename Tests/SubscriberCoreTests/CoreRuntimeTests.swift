@@ -59,10 +59,11 @@ struct ConnectionStateBroadcasterTests {
             broadcaster.update(state)
         }
         broadcaster.finish()
-        #expect(try await collect(stream) == [
-            .idle, .connecting, .connected, .reconnecting(attempt: 1, delay: .seconds(1)),
-            .reconnecting(attempt: 1, delay: .seconds(2)), .connecting,
-        ])
+        #expect(
+            try await collect(stream) == [
+                .idle, .connecting, .connected, .reconnecting(attempt: 1, delay: .seconds(1)),
+                .reconnecting(attempt: 1, delay: .seconds(2)), .connecting,
+            ])
     }
 
     @Test func finishEndsAWaitingObserver() async throws {
@@ -117,13 +118,15 @@ struct SubscriptionSinkTests {
 
     private static let wall = WallClock { Date(timeIntervalSince1970: 1_700_000_000) }
 
-    @Test("a full buffer keeps the oldest events, drops the newest and reports them in the stream", arguments: [
-        // (limit, yielded, kept, lost)
-        (2, 5, [1, 2], 3),
-        (3, 10, [1, 2, 3], 7),
-        (1, 4, [1], 3),
-        (0, 4, [1], 3),
-    ])
+    @Test(
+        "a full buffer keeps the oldest events, drops the newest and reports them in the stream",
+        arguments: [
+            // (limit, yielded, kept, lost)
+            (2, 5, [1, 2], 3),
+            (3, 10, [1, 2, 3], 7),
+            (1, 4, [1], 3),
+            (0, 4, [1], 3),
+        ])
     func bufferLimit(limit: Int, yielded: Int, kept: [Int], lost: Int) async throws {
         let (stream, sink) = SubscriptionSink.make(
             bufferLimit: limit, label: "default/test", logger: Self.logger, wallClock: Self.wall, margin: .seconds(2))
@@ -409,42 +412,46 @@ struct ManualClockTests {
 
 @Suite("Error and credential descriptions")
 struct DescriptionTests {
-    @Test("RealtimeError descriptions", arguments: [
-        (RealtimeError.sessionExpired("refresh failed"), "session expired: refresh failed"),
-        (.signedOut, "signed out"),
-        (.network("connection refused"), "network error: connection refused"),
-        (.connectionTimedOut(.seconds(15)), "connection not acknowledged within 15.0 seconds"),
-        (.keepAliveTimedOut(.seconds(300)), "no keep-alive within 300.0 seconds; connection presumed dead"),
-        (.subscriptionRejected(errorType: "UnauthorizedException", message: "no"), "subscription rejected: UnauthorizedException: no"),
-        (.subscriptionRejected(errorType: "BadRequestException", message: nil), "subscription rejected: BadRequestException"),
-        (.publishRejected(errorType: "UnauthorizedException", message: "x"), "publish rejected: UnauthorizedException: x"),
-        (.publishRejected(errorType: "HTTP 500", message: nil), "publish rejected: HTTP 500"),
-        (.invalidChannel("a//b", reason: "empty segment at position 2"), #"invalid channel "a//b": empty segment at position 2"#),
-        (.invalidPublish("no events"), "invalid publish: no events"),
-        (.invalidEndpoint("bad"), "invalid endpoint: bad"),
-        (.subscriptionLimitReached(200), "subscription limit reached: at most 200 per connection"),
-        (.protocolViolation("unknown type"), "protocol violation: unknown type"),
-        (.closedByServer(code: 4401, reason: "Unauthorized"), "closed by server with 4401 Unauthorized"),
-        (.closedByServer(code: 1000, reason: ""), "closed by server with 1000"),
-        (.serverError(errorType: "InternalFailure", message: "boom"), "server error: InternalFailure: boom"),
-        (.serverError(errorType: "InternalFailure", message: nil), "server error: InternalFailure"),
-        (.graphQLErrors(#"[{"message":"x"}]"#), #"GraphQL errors: [{"message":"x"}]"#),
-        (.reconnectAttemptsExhausted(5), "gave up reconnecting after 5 attempts"),
-        (.unsupported("publish over GraphQL"), "unsupported: publish over GraphQL"),
-        (.disconnected, "disconnected"),
-    ])
+    @Test(
+        "RealtimeError descriptions",
+        arguments: [
+            (RealtimeError.sessionExpired("refresh failed"), "session expired: refresh failed"),
+            (.signedOut, "signed out"),
+            (.network("connection refused"), "network error: connection refused"),
+            (.connectionTimedOut(.seconds(15)), "connection not acknowledged within 15.0 seconds"),
+            (.keepAliveTimedOut(.seconds(300)), "no keep-alive within 300.0 seconds; connection presumed dead"),
+            (.subscriptionRejected(errorType: "UnauthorizedException", message: "no"), "subscription rejected: UnauthorizedException: no"),
+            (.subscriptionRejected(errorType: "BadRequestException", message: nil), "subscription rejected: BadRequestException"),
+            (.publishRejected(errorType: "UnauthorizedException", message: "x"), "publish rejected: UnauthorizedException: x"),
+            (.publishRejected(errorType: "HTTP 500", message: nil), "publish rejected: HTTP 500"),
+            (.invalidChannel("a//b", reason: "empty segment at position 2"), #"invalid channel "a//b": empty segment at position 2"#),
+            (.invalidPublish("no events"), "invalid publish: no events"),
+            (.invalidEndpoint("bad"), "invalid endpoint: bad"),
+            (.subscriptionLimitReached(200), "subscription limit reached: at most 200 per connection"),
+            (.protocolViolation("unknown type"), "protocol violation: unknown type"),
+            (.closedByServer(code: 4401, reason: "Unauthorized"), "closed by server with 4401 Unauthorized"),
+            (.closedByServer(code: 1000, reason: ""), "closed by server with 1000"),
+            (.serverError(errorType: "InternalFailure", message: "boom"), "server error: InternalFailure: boom"),
+            (.serverError(errorType: "InternalFailure", message: nil), "server error: InternalFailure"),
+            (.graphQLErrors(#"[{"message":"x"}]"#), #"GraphQL errors: [{"message":"x"}]"#),
+            (.reconnectAttemptsExhausted(5), "gave up reconnecting after 5 attempts"),
+            (.unsupported("publish over GraphQL"), "unsupported: publish over GraphQL"),
+            (.disconnected, "disconnected"),
+        ])
     func realtimeError(error: RealtimeError, expected: String) {
         #expect(error.description == expected)
         #expect("\(error)" == expected)
     }
 
-    @Test("WebSocketCloseInfo descriptions", arguments: [
-        (WebSocketCloseInfo(code: nil), "1006 (remote)"),
-        (WebSocketCloseInfo(code: nil, reason: "connection reset"), "1006 connection reset (remote)"),
-        (WebSocketCloseInfo(code: 1000, reason: "bye", initiatedLocally: true), "1000 bye (local)"),
-        (WebSocketCloseInfo(code: 4401, reason: "Unauthorized"), "4401 Unauthorized (remote)"),
-        (WebSocketCloseInfo(code: 1001, initiatedLocally: true), "1001 (local)"),
-    ])
+    @Test(
+        "WebSocketCloseInfo descriptions",
+        arguments: [
+            (WebSocketCloseInfo(code: nil), "1006 (remote)"),
+            (WebSocketCloseInfo(code: nil, reason: "connection reset"), "1006 connection reset (remote)"),
+            (WebSocketCloseInfo(code: 1000, reason: "bye", initiatedLocally: true), "1000 bye (local)"),
+            (WebSocketCloseInfo(code: 4401, reason: "Unauthorized"), "4401 Unauthorized (remote)"),
+            (WebSocketCloseInfo(code: 1001, initiatedLocally: true), "1001 (local)"),
+        ])
     func closeInfo(info: WebSocketCloseInfo, expected: String) {
         #expect(info.description == expected)
     }
@@ -457,13 +464,17 @@ struct DescriptionTests {
     static let secret = "s3cr3t-T0KEN-value"
     static let accessKey = "AKIAEXAMPLEACCESSKEY"
 
-    @Test("credential descriptions never contain secrets", arguments: [
-        (AuthCredentials.apiKey(secret), "apiKey(<redacted>)"),
-        (.bearerToken(secret), "bearerToken(<redacted>)"),
-        (.lambdaToken(secret), "lambdaToken(<redacted>)"),
-        (.iam(AWSCredentials(accessKeyID: accessKey, secretAccessKey: secret, sessionToken: secret, region: "us-east-1")),
-         "iam(AWSCredentials(region: us-east-1, <redacted>))"),
-    ])
+    @Test(
+        "credential descriptions never contain secrets",
+        arguments: [
+            (AuthCredentials.apiKey(secret), "apiKey(<redacted>)"),
+            (.bearerToken(secret), "bearerToken(<redacted>)"),
+            (.lambdaToken(secret), "lambdaToken(<redacted>)"),
+            (
+                .iam(AWSCredentials(accessKeyID: accessKey, secretAccessKey: secret, sessionToken: secret, region: "us-east-1")),
+                "iam(AWSCredentials(region: us-east-1, <redacted>))"
+            ),
+        ])
     func credentialDescriptions(credentials: AuthCredentials, expected: String) {
         #expect(credentials.description == expected)
         for rendering in [
@@ -476,7 +487,8 @@ struct DescriptionTests {
     }
 
     @Test func awsCredentialsDescriptionKeepsOnlyTheRegion() {
-        let credentials = AWSCredentials(accessKeyID: Self.accessKey, secretAccessKey: Self.secret, sessionToken: "token-xyz", region: "eu-west-1")
+        let credentials = AWSCredentials(
+            accessKeyID: Self.accessKey, secretAccessKey: Self.secret, sessionToken: "token-xyz", region: "eu-west-1")
         #expect(credentials.description == "AWSCredentials(region: eu-west-1, <redacted>)")
         for rendering in ["\(credentials)", String(reflecting: credentials)] {
             #expect(!rendering.contains(Self.secret))
@@ -485,16 +497,18 @@ struct DescriptionTests {
         }
     }
 
-    @Test("connection state descriptions", arguments: [
-        (ConnectionState.idle, "idle"),
-        (.connecting, "connecting"),
-        (.connected, "connected"),
-        (.reconnecting(attempt: 2, delay: .seconds(10)), "reconnecting(attempt: 2, delay: 10.0 seconds)"),
-        (.disconnected(.requested), "disconnected(requested)"),
-        (.disconnected(.signedOut), "disconnected(signed out)"),
-        (.disconnected(.sessionExpired), "disconnected(session expired)"),
-        (.disconnected(.failed(.reconnectAttemptsExhausted(3))), "disconnected(failed: gave up reconnecting after 3 attempts)"),
-    ])
+    @Test(
+        "connection state descriptions",
+        arguments: [
+            (ConnectionState.idle, "idle"),
+            (.connecting, "connecting"),
+            (.connected, "connected"),
+            (.reconnecting(attempt: 2, delay: .seconds(10)), "reconnecting(attempt: 2, delay: 10.0 seconds)"),
+            (.disconnected(.requested), "disconnected(requested)"),
+            (.disconnected(.signedOut), "disconnected(signed out)"),
+            (.disconnected(.sessionExpired), "disconnected(session expired)"),
+            (.disconnected(.failed(.reconnectAttemptsExhausted(3))), "disconnected(failed: gave up reconnecting after 3 attempts)"),
+        ])
     func connectionState(state: ConnectionState, expected: String) {
         #expect(state.description == expected)
     }

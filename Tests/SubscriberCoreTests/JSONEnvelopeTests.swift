@@ -41,17 +41,19 @@ struct JSONEnvelopeScanningTests {
         {"type":"data","id":"42","n":-1.5e3,"t":true,"f":false,"z":null,"o":{"x":[1,{"y":"}"}]},"arr":[],"e":"a\"b"}
         """#
 
-    @Test("each member has the right kind and value range", arguments: [
-        ("type", JSONEnvelope.Kind.string, "data"),
-        ("id", .string, "42"),
-        ("n", .number, "-1.5e3"),
-        ("t", .literal, "true"),
-        ("f", .literal, "false"),
-        ("z", .literal, "null"),
-        ("o", .object, #"{"x":[1,{"y":"}"}]}"#),
-        ("arr", .array, "[]"),
-        ("e", .string, #"a\"b"#),
-    ] as [(String, JSONEnvelope.Kind, String)])
+    @Test(
+        "each member has the right kind and value range",
+        arguments: [
+            ("type", JSONEnvelope.Kind.string, "data"),
+            ("id", .string, "42"),
+            ("n", .number, "-1.5e3"),
+            ("t", .literal, "true"),
+            ("f", .literal, "false"),
+            ("z", .literal, "null"),
+            ("o", .object, #"{"x":[1,{"y":"}"}]}"#),
+            ("arr", .array, "[]"),
+            ("e", .string, #"a\"b"#),
+        ] as [(String, JSONEnvelope.Kind, String)])
     func membersInDocumentOrder(key: String, kind: JSONEnvelope.Kind, value: String) throws {
         try withEnvelope(Self.frame) { envelope, bytes in
             #expect(envelope.members.count == 9)
@@ -140,12 +142,14 @@ struct JSONEnvelopeScanningTests {
         }
     }
 
-    @Test("brackets and quotes inside strings do not confuse skipping", arguments: [
-        (#"{"a":{"b":"}]{["},"c":"d"}"#, #"{"b":"}]{["}"#),
-        (#"{"a":["\"]","\\"],"c":"d"}"#, #"["\"]","\\"]"#),
-        (#"{"a":[{"k":"[[[["},[],{}],"c":"d"}"#, #"[{"k":"[[[["},[],{}]"#),
-        (#"{"a":{"}":"{","]":["]"]},"c":"d"}"#, #"{"}":"{","]":["]"]}"#),
-    ])
+    @Test(
+        "brackets and quotes inside strings do not confuse skipping",
+        arguments: [
+            (#"{"a":{"b":"}]{["},"c":"d"}"#, #"{"b":"}]{["}"#),
+            (#"{"a":["\"]","\\"],"c":"d"}"#, #"["\"]","\\"]"#),
+            (#"{"a":[{"k":"[[[["},[],{}],"c":"d"}"#, #"[{"k":"[[[["},[],{}]"#),
+            (#"{"a":{"}":"{","]":["]"]},"c":"d"}"#, #"{"}":"{","]":["]"]}"#),
+        ])
     func bracketsInsideStrings(frame: String, nested: String) throws {
         try withEnvelope(frame) { envelope, bytes in
             #expect(envelope.members.count == 2)
@@ -179,52 +183,54 @@ struct JSONEnvelopeScanningTests {
 @Suite("JSONEnvelope malformed input")
 struct JSONEnvelopeMalformedTests {
     /// Malformed frames and the byte offset the error must point at.
-    @Test("malformed frames throw at the offending byte", arguments: [
-        // Not an object.
-        ("", 0),
-        ("   ", 3),
-        ("[1,2]", 0),
-        (#""a""#, 0),
-        ("  42", 2),
-        ("null", 0),
-        // Trailing garbage.
-        (#"{"a":1}x"#, 7),
-        (#"{"a":1}{}"#, 7),
-        (#"{"a":1} ,"#, 8),
-        // Unterminated strings (the offset of the opening quote).
-        (#"{"a":"abc"#, 5),
-        (#"{"a"#, 1),
-        (#"{"a":"\"}"#, 5),
-        (#"{"a":["x]}"#, 6),
-        (#"{"a":"x\"#, 5),
-        // Mismatched or unterminated brackets.
-        (#"{"a":[1,2}"#, 9),
-        (#"{"a":{"b":1]}"#, 11),
-        (#"{"a":[1,2"#, 5),
-        (#"{"a":{"#, 5),
-        // Control characters in strings, keys and nested strings.
-        ("{\"a\":\"x\ny\"}", 7),
-        ("{\"a\tb\":1}", 3),
-        ("{\"a\":[\"x\u{01}\"]}", 8),
-        ("{\"a\":\"\u{1f}\"}", 6),
-        // Bad literals.
-        (#"{"a":nul}"#, 5),
-        (#"{"a":nulll}"#, 5),
-        (#"{"a":tru}"#, 5),
-        (#"{"a":falsey}"#, 5),
-        (#"{"a":True}"#, 5),
-        (#"{"a":undefined}"#, 5),
-        // Other structure errors.
-        (#"{"a":1,}"#, 7),
-        (#"{"a" 1}"#, 5),
-        (#"{"a":}"#, 5),
-        (#"{"a":1"#, 6),
-        (#"{"a":"#, 5),
-        (#"{a:1}"#, 1),
-        ("{,}", 1),
-        (#"{"a":'x'}"#, 5),
-        ("{", 1),
-    ])
+    @Test(
+        "malformed frames throw at the offending byte",
+        arguments: [
+            // Not an object.
+            ("", 0),
+            ("   ", 3),
+            ("[1,2]", 0),
+            (#""a""#, 0),
+            ("  42", 2),
+            ("null", 0),
+            // Trailing garbage.
+            (#"{"a":1}x"#, 7),
+            (#"{"a":1}{}"#, 7),
+            (#"{"a":1} ,"#, 8),
+            // Unterminated strings (the offset of the opening quote).
+            (#"{"a":"abc"#, 5),
+            (#"{"a"#, 1),
+            (#"{"a":"\"}"#, 5),
+            (#"{"a":["x]}"#, 6),
+            (#"{"a":"x\"#, 5),
+            // Mismatched or unterminated brackets.
+            (#"{"a":[1,2}"#, 9),
+            (#"{"a":{"b":1]}"#, 11),
+            (#"{"a":[1,2"#, 5),
+            (#"{"a":{"#, 5),
+            // Control characters in strings, keys and nested strings.
+            ("{\"a\":\"x\ny\"}", 7),
+            ("{\"a\tb\":1}", 3),
+            ("{\"a\":[\"x\u{01}\"]}", 8),
+            ("{\"a\":\"\u{1f}\"}", 6),
+            // Bad literals.
+            (#"{"a":nul}"#, 5),
+            (#"{"a":nulll}"#, 5),
+            (#"{"a":tru}"#, 5),
+            (#"{"a":falsey}"#, 5),
+            (#"{"a":True}"#, 5),
+            (#"{"a":undefined}"#, 5),
+            // Other structure errors.
+            (#"{"a":1,}"#, 7),
+            (#"{"a" 1}"#, 5),
+            (#"{"a":}"#, 5),
+            (#"{"a":1"#, 6),
+            (#"{"a":"#, 5),
+            (#"{a:1}"#, 1),
+            ("{,}", 1),
+            (#"{"a":'x'}"#, 5),
+            ("{", 1),
+        ])
     func malformed(frame: String, offset: Int) {
         let error = scanError(frame)
         guard case .malformed(_, let actual) = error else {
@@ -252,54 +258,58 @@ struct JSONEnvelopeMalformedTests {
 
 @Suite("JSONEnvelope.unescape")
 struct JSONEnvelopeUnescapeTests {
-    @Test("valid escapes decode to UTF-8", arguments: [
-        ("plain", "plain"),
-        ("", ""),
-        (#"a\"b"#, "a\"b"),
-        (#"\\"#, "\\"),
-        (#"\/"#, "/"),
-        (#"\n"#, "\n"),
-        (#"\t"#, "\t"),
-        (#"\r"#, "\r"),
-        (#"\b"#, "\u{08}"),
-        (#"\f"#, "\u{0C}"),
-        (#"\u00e9"#, "é"),
-        (#"\u00E9"#, "é"),
-        (#"\u20ac"#, "€"),
-        (#"\u0000"#, "\u{0}"),
-        (#"\u001f"#, "\u{1f}"),
-        (#"\ud83d\ude80"#, "🚀"),
-        (#"\uD83D\uDE80"#, "🚀"),
-        (#"caf\u00e9 \ud83d\ude80!"#, "café 🚀!"),
-        (#"\\n"#, #"\n"#),
-        (#"\\\""#, #"\""#),
-        (#"日本\n語"#, "日本\n語"),
-        (#"\u3042\uD834\uDD1E"#, "あ𝄞"),
-    ])
+    @Test(
+        "valid escapes decode to UTF-8",
+        arguments: [
+            ("plain", "plain"),
+            ("", ""),
+            (#"a\"b"#, "a\"b"),
+            (#"\\"#, "\\"),
+            (#"\/"#, "/"),
+            (#"\n"#, "\n"),
+            (#"\t"#, "\t"),
+            (#"\r"#, "\r"),
+            (#"\b"#, "\u{08}"),
+            (#"\f"#, "\u{0C}"),
+            (#"\u00e9"#, "é"),
+            (#"\u00E9"#, "é"),
+            (#"\u20ac"#, "€"),
+            (#"\u0000"#, "\u{0}"),
+            (#"\u001f"#, "\u{1f}"),
+            (#"\ud83d\ude80"#, "🚀"),
+            (#"\uD83D\uDE80"#, "🚀"),
+            (#"caf\u00e9 \ud83d\ude80!"#, "café 🚀!"),
+            (#"\\n"#, #"\n"#),
+            (#"\\\""#, #"\""#),
+            (#"日本\n語"#, "日本\n語"),
+            (#"\u3042\uD834\uDD1E"#, "あ𝄞"),
+        ])
     func valid(escaped: String, expected: String) throws {
         let data = try unescape(escaped)
         #expect(Array(data) == Array(expected.utf8))
     }
 
-    @Test("invalid escapes throw", arguments: [
-        #"\x"#,
-        #"\U00e9"#,
-        #"\'"#,
-        #"\ "#,
-        #"\ud83d"#,
-        #"\ud83dabcdef"#,
-        #"\ud83d\u0041"#,
-        #"\ud83d\ud83d"#,
-        #"\ud83d\n"#,
-        #"\ude80"#,
-        #"\ude80\ud83d"#,
-        #"\u12"#,
-        #"\u12G4"#,
-        #"\u-123"#,
-        #"\ud83d\u12"#,
-        #"abc\"#,
-        #"\"#,
-    ])
+    @Test(
+        "invalid escapes throw",
+        arguments: [
+            #"\x"#,
+            #"\U00e9"#,
+            #"\'"#,
+            #"\ "#,
+            #"\ud83d"#,
+            #"\ud83dabcdef"#,
+            #"\ud83d\u0041"#,
+            #"\ud83d\ud83d"#,
+            #"\ud83d\n"#,
+            #"\ude80"#,
+            #"\ude80\ud83d"#,
+            #"\u12"#,
+            #"\u12G4"#,
+            #"\u-123"#,
+            #"\ud83d\u12"#,
+            #"abc\"#,
+            #"\"#,
+        ])
     func invalid(escaped: String) {
         #expect(throws: JSONScanError.self) { try unescape(escaped) }
     }
@@ -370,7 +380,9 @@ struct JSONRoundTripTests {
 
     @Test("quoted strings nested in arrays are skipped as whole values", arguments: strings)
     func roundTripNested(original: String) throws {
-        let nested = JSONString.array([JSONString.quoted(original), JSONString.object([(key: original, json: JSONString.quoted(original))])])
+        let nested = JSONString.array([
+            JSONString.quoted(original), JSONString.object([(key: original, json: JSONString.quoted(original))]),
+        ])
         let frame = JSONString.object([(key: "n", json: nested), (key: "tail", json: #""end""#)])
         try withEnvelope(frame) { (envelope, bytes) throws in
             #expect(try envelope.valueBytes("n", in: bytes) == Data(nested.utf8))

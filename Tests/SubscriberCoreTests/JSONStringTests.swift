@@ -9,34 +9,36 @@ private func parse(_ text: String) throws -> Any {
 
 @Suite("JSONString")
 struct JSONStringTests {
-    @Test("quoted gives exact bytes", arguments: [
-        ("", #""""#),
-        ("abc", #""abc""#),
-        ("a/b", #""a/b""#),
-        ("</script>", #""</script>""#),
-        ("<>&'", #""<>&'""#),
-        ("a\"b", #""a\"b""#),
-        ("a\\b", #""a\\b""#),
-        ("\\\"", #""\\\"""#),
-        ("\n", #""\n""#),
-        ("\r", #""\r""#),
-        ("\t", #""\t""#),
-        ("\u{08}", #""\b""#),
-        ("\u{0C}", #""\f""#),
-        ("\u{00}", #""\u0000""#),
-        ("\u{01}", #""\u0001""#),
-        ("\u{0B}", #""\u000b""#),
-        ("\u{1B}", #""\u001b""#),
-        ("\u{1F}", #""\u001f""#),
-        ("\u{20}", #"" ""#),
-        ("\u{7F}", "\"\u{7F}\""),
-        ("é", #""é""#),
-        ("日本語", #""日本語""#),
-        ("🚀", #""🚀""#),
-        ("\u{2028}\u{2029}", "\"\u{2028}\u{2029}\""),
-        ("e\u{301}", "\"e\u{301}\""),
-        ("a\nb\"c</d>", #""a\nb\"c</d>""#),
-    ])
+    @Test(
+        "quoted gives exact bytes",
+        arguments: [
+            ("", #""""#),
+            ("abc", #""abc""#),
+            ("a/b", #""a/b""#),
+            ("</script>", #""</script>""#),
+            ("<>&'", #""<>&'""#),
+            ("a\"b", #""a\"b""#),
+            ("a\\b", #""a\\b""#),
+            ("\\\"", #""\\\"""#),
+            ("\n", #""\n""#),
+            ("\r", #""\r""#),
+            ("\t", #""\t""#),
+            ("\u{08}", #""\b""#),
+            ("\u{0C}", #""\f""#),
+            ("\u{00}", #""\u0000""#),
+            ("\u{01}", #""\u0001""#),
+            ("\u{0B}", #""\u000b""#),
+            ("\u{1B}", #""\u001b""#),
+            ("\u{1F}", #""\u001f""#),
+            ("\u{20}", #"" ""#),
+            ("\u{7F}", "\"\u{7F}\""),
+            ("é", #""é""#),
+            ("日本語", #""日本語""#),
+            ("🚀", #""🚀""#),
+            ("\u{2028}\u{2029}", "\"\u{2028}\u{2029}\""),
+            ("e\u{301}", "\"e\u{301}\""),
+            ("a\nb\"c</d>", #""a\nb\"c</d>""#),
+        ])
     func quoted(input: String, expected: String) throws {
         let output = JSONString.quoted(input)
         #expect(Array(output.utf8) == Array(expected.utf8))
@@ -88,14 +90,18 @@ struct JSONStringTests {
         #expect(parsed[4] as? String == "x\"y")
     }
 
-    @Test("sortedStringObject sorts keys and escapes values", arguments: [
-        (["x-api-key": "k", "host": "h"], #"{"host":"h","x-api-key":"k"}"#),
-        (["host": "h", "Authorization": "t"], #"{"Authorization":"t","host":"h"}"#),
-        (["b": "2", "a": "1", "C": "3", "_": "4", "-": "5"], #"{"-":"5","C":"3","_":"4","a":"1","b":"2"}"#),
-        (["k": "</\"\n\u{1}"], #"{"k":"</\"\n\u0001"}"#),
-        (["x-amz-date": "d", "x-amz-security-token": "s", "authorization": "a", "host": "h"],
-         #"{"authorization":"a","host":"h","x-amz-date":"d","x-amz-security-token":"s"}"#),
-    ])
+    @Test(
+        "sortedStringObject sorts keys and escapes values",
+        arguments: [
+            (["x-api-key": "k", "host": "h"], #"{"host":"h","x-api-key":"k"}"#),
+            (["host": "h", "Authorization": "t"], #"{"Authorization":"t","host":"h"}"#),
+            (["b": "2", "a": "1", "C": "3", "_": "4", "-": "5"], #"{"-":"5","C":"3","_":"4","a":"1","b":"2"}"#),
+            (["k": "</\"\n\u{1}"], #"{"k":"</\"\n\u0001"}"#),
+            (
+                ["x-amz-date": "d", "x-amz-security-token": "s", "authorization": "a", "host": "h"],
+                #"{"authorization":"a","host":"h","x-amz-date":"d","x-amz-security-token":"s"}"#
+            ),
+        ])
     func sortedStringObject(members: [String: String], expected: String) throws {
         let text = JSONString.sortedStringObject(members)
         #expect(text == expected)

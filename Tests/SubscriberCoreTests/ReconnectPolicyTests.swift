@@ -24,49 +24,55 @@ struct ReconnectPolicyTests {
         #expect(ReconnectPolicy.default.delay(beforeAttempt: 1_000_000) == .seconds(10))
     }
 
-    @Test("exponential doubles from base and stops at max (no jitter)", arguments: [
-        (1, Duration.seconds(1)),
-        (2, .seconds(2)),
-        (3, .seconds(4)),
-        (4, .seconds(8)),
-        (5, .seconds(16)),
-        (6, .seconds(30)),
-        (7, .seconds(30)),
-        (33, .seconds(30)),
-        (34, .seconds(30)),
-        (64, .seconds(30)),
-        (1_000, .seconds(30)),
-        (Int.max, .seconds(30)),
-    ])
+    @Test(
+        "exponential doubles from base and stops at max (no jitter)",
+        arguments: [
+            (1, Duration.seconds(1)),
+            (2, .seconds(2)),
+            (3, .seconds(4)),
+            (4, .seconds(8)),
+            (5, .seconds(16)),
+            (6, .seconds(30)),
+            (7, .seconds(30)),
+            (33, .seconds(30)),
+            (34, .seconds(30)),
+            (64, .seconds(30)),
+            (1_000, .seconds(30)),
+            (Int.max, .seconds(30)),
+        ])
     func exponentialGrowth(attempt: Int, expected: Duration) {
         let policy = ReconnectPolicy.exponential(base: .seconds(1), max: .seconds(30), jitter: 0)
         #expect(policy.delay(beforeAttempt: attempt, random: { 0.999 }) == expected)
     }
 
-    @Test("exponential with a fractional base", arguments: [
-        (1, Duration.milliseconds(500)),
-        (2, .seconds(1)),
-        (3, .seconds(2)),
-        (4, .seconds(4)),
-        (5, .seconds(8)),
-        (6, .seconds(10)),
-        (20, .seconds(10)),
-    ])
+    @Test(
+        "exponential with a fractional base",
+        arguments: [
+            (1, Duration.milliseconds(500)),
+            (2, .seconds(1)),
+            (3, .seconds(2)),
+            (4, .seconds(4)),
+            (5, .seconds(8)),
+            (6, .seconds(10)),
+            (20, .seconds(10)),
+        ])
     func exponentialFractionalBase(attempt: Int, expected: Duration) {
         let policy = ReconnectPolicy.exponential(base: .milliseconds(500), max: .seconds(10), jitter: 0)
         #expect(policy.delay(beforeAttempt: attempt) == expected)
     }
 
-    @Test("jitter removes up to `jitter` of the delay, driven by the injected random", arguments: [
-        // (jitter, random, attempt, expected)
-        (0.5, 0.0, 4, Duration.seconds(8)),
-        (0.5, 0.999, 4, .milliseconds(4004)),
-        (0.5, 0.5, 4, .seconds(6)),
-        (1.0, 0.0, 3, .seconds(4)),
-        (1.0, 0.999, 3, .milliseconds(4)),
-        (0.25, 0.999, 10, .microseconds(22_507_500)),
-        (0.0, 0.999, 2, .seconds(2)),
-    ])
+    @Test(
+        "jitter removes up to `jitter` of the delay, driven by the injected random",
+        arguments: [
+            // (jitter, random, attempt, expected)
+            (0.5, 0.0, 4, Duration.seconds(8)),
+            (0.5, 0.999, 4, .milliseconds(4004)),
+            (0.5, 0.5, 4, .seconds(6)),
+            (1.0, 0.0, 3, .seconds(4)),
+            (1.0, 0.999, 3, .milliseconds(4)),
+            (0.25, 0.999, 10, .microseconds(22_507_500)),
+            (0.0, 0.999, 2, .seconds(2)),
+        ])
     func jitter(jitter: Double, random: Double, attempt: Int, expected: Duration) throws {
         let policy = ReconnectPolicy.exponential(base: .seconds(1), max: .seconds(30), jitter: jitter)
         let delay = try #require(policy.delay(beforeAttempt: attempt, random: { random }))
@@ -92,11 +98,13 @@ struct ReconnectPolicyTests {
         #expect(delay.map { $0 >= .zero } == true)
     }
 
-    @Test("maxAttempts gives up after the limit", arguments: [
-        (ReconnectPolicy.fixed(.seconds(1), maxAttempts: 3), 3),
-        (.exponential(base: .seconds(1), max: .seconds(30), jitter: 0, maxAttempts: 5), 5),
-        (.fixed(.zero, maxAttempts: 1), 1),
-    ])
+    @Test(
+        "maxAttempts gives up after the limit",
+        arguments: [
+            (ReconnectPolicy.fixed(.seconds(1), maxAttempts: 3), 3),
+            (.exponential(base: .seconds(1), max: .seconds(30), jitter: 0, maxAttempts: 5), 5),
+            (.fixed(.zero, maxAttempts: 1), 1),
+        ])
     func maxAttempts(policy: ReconnectPolicy, limit: Int) {
         for attempt in 1...limit {
             #expect(policy.delay(beforeAttempt: attempt, random: { 0 }) != nil, "attempt \(attempt)")
@@ -111,55 +119,63 @@ struct ReconnectPolicyTests {
         #expect(policy.delay(beforeAttempt: 1_000_000) == .seconds(2))
     }
 
-    @Test("description", arguments: [
-        (ReconnectPolicy.fixed(.seconds(10)), "fixed(10.0 seconds)"),
-        (.fixed(.seconds(10), maxAttempts: 3), "fixed(10.0 seconds), at most 3 attempts"),
-        (.exponential(base: .seconds(1), max: .seconds(30), jitter: 0.5),
-         "exponential(base: 1.0 seconds, max: 30.0 seconds, jitter: 0.5)"),
-    ])
+    @Test(
+        "description",
+        arguments: [
+            (ReconnectPolicy.fixed(.seconds(10)), "fixed(10.0 seconds)"),
+            (.fixed(.seconds(10), maxAttempts: 3), "fixed(10.0 seconds), at most 3 attempts"),
+            (
+                .exponential(base: .seconds(1), max: .seconds(30), jitter: 0.5),
+                "exponential(base: 1.0 seconds, max: 30.0 seconds, jitter: 0.5)"
+            ),
+        ])
     func description(policy: ReconnectPolicy, expected: String) {
         #expect(policy.description == expected)
     }
 
-    @Test("parsing accepts the CLI forms", arguments: [
-        ("fixed:10", ReconnectPolicy.fixed(.seconds(10))),
-        ("fixed:0.5", .fixed(.milliseconds(500))),
-        ("fixed:0", .fixed(.zero)),
-        ("fixed:10:attempts=3", .fixed(.seconds(10), maxAttempts: 3)),
-        ("exponential:1:30", .exponential(base: .seconds(1), max: .seconds(30))),
-        ("exponential:1:30:attempts=5", .exponential(base: .seconds(1), max: .seconds(30), maxAttempts: 5)),
-        ("exponential:0.25:0.25", .exponential(base: .milliseconds(250), max: .milliseconds(250))),
-        ("exponential:0.5:60", .exponential(base: .milliseconds(500), max: .seconds(60), jitter: 0.5)),
-    ])
+    @Test(
+        "parsing accepts the CLI forms",
+        arguments: [
+            ("fixed:10", ReconnectPolicy.fixed(.seconds(10))),
+            ("fixed:0.5", .fixed(.milliseconds(500))),
+            ("fixed:0", .fixed(.zero)),
+            ("fixed:10:attempts=3", .fixed(.seconds(10), maxAttempts: 3)),
+            ("exponential:1:30", .exponential(base: .seconds(1), max: .seconds(30))),
+            ("exponential:1:30:attempts=5", .exponential(base: .seconds(1), max: .seconds(30), maxAttempts: 5)),
+            ("exponential:0.25:0.25", .exponential(base: .milliseconds(250), max: .milliseconds(250))),
+            ("exponential:0.5:60", .exponential(base: .milliseconds(500), max: .seconds(60), jitter: 0.5)),
+        ])
     func parsingValid(text: String, expected: ReconnectPolicy) throws {
         let policy = try #require(ReconnectPolicy(parsing: text))
         #expect(policy == expected)
     }
 
-    @Test("parsing rejects malformed forms", arguments: [
-        "fixed",
-        "fixed:",
-        "fixed:-1",
-        "fixed:abc",
-        "fixed:nan",
-        "fixed:inf",
-        "fixed:1:2",
-        "fixed:1:attempts=0",
-        "fixed:1:attempts=-2",
-        "fixed:1:attempts=x",
-        "fixed:1:attempts=",
-        "exponential:30:1",
-        "exponential:1",
-        "exponential:1:2:3",
-        "exponential:-1:30",
-        "exponential:1:abc",
-        "foo:1",
-        "Fixed:1",
-        "",
-        ":",
-        "attempts=3",
-        " fixed:1",
-    ])
+    @Test(
+        "parsing rejects malformed forms",
+        arguments: [
+            "fixed",
+            "fixed:",
+            "fixed:-1",
+            "fixed:abc",
+            "fixed:nan",
+            "fixed:inf",
+            "fixed:1:2",
+            "fixed:1:attempts=0",
+            "fixed:1:attempts=-2",
+            "fixed:1:attempts=x",
+            "fixed:1:attempts=",
+            "exponential:30:1",
+            "exponential:1",
+            "exponential:1:2:3",
+            "exponential:-1:30",
+            "exponential:1:abc",
+            "foo:1",
+            "Fixed:1",
+            "",
+            ":",
+            "attempts=3",
+            " fixed:1",
+        ])
     func parsingInvalid(text: String) {
         #expect(ReconnectPolicy(parsing: text) == nil)
     }

@@ -1,7 +1,8 @@
 import Foundation
 import RealtimeTesting
-@testable import SubscriberCore
 import Testing
+
+@testable import SubscriberCore
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -16,10 +17,12 @@ struct URLSessionWebSocketConnectorTests {
     private func connector(
         _ task: MockWebSocketTask, closeTimeout: Duration = .seconds(5)
     ) -> URLSessionWebSocketConnector {
-        URLSessionWebSocketConnector(closeTimeout: closeTimeout, makeTask: { request in
-            task.made(with: request)
-            return task
-        })
+        URLSessionWebSocketConnector(
+            closeTimeout: closeTimeout,
+            makeTask: { request in
+                task.made(with: request)
+                return task
+            })
     }
 
     // MARK: Upgrade request and subprotocol
@@ -59,10 +62,12 @@ struct URLSessionWebSocketConnectorTests {
         #expect(result.value == nil)
     }
 
-    @Test("the server's choice of subprotocol is reported; an empty choice is none", arguments: [
-        ("graphql-transport-ws", "graphql-transport-ws"),
-        ("", nil),
-    ] as [(String, String?)])
+    @Test(
+        "the server's choice of subprotocol is reported; an empty choice is none",
+        arguments: [
+            ("graphql-transport-ws", "graphql-transport-ws"),
+            ("", nil),
+        ] as [(String, String?)])
     func negotiatedSubprotocol(selected: String, expected: String?) async throws {
         let task = MockWebSocketTask(upgrade: .accept(subprotocol: selected))
         let request = WebSocketRequest(url: url, subprotocols: ["graphql-transport-ws", "graphql-ws"])
@@ -482,10 +487,12 @@ final class MockWebSocketTask: WebSocketTask {
     }
 
     func receive() async throws -> WebSocketMessage {
-        guard var local = iterator.withLock({ state -> AsyncStream<Inbound>.AsyncIterator? in
-            defer { state = nil }
-            return state
-        }) else { throw MockError(description: "concurrent receive") }
+        guard
+            var local = iterator.withLock({ state -> AsyncStream<Inbound>.AsyncIterator? in
+                defer { state = nil }
+                return state
+            })
+        else { throw MockError(description: "concurrent receive") }
         receiving.fire()
         let next = await local.next()
         iterator.withLock { $0 = local }

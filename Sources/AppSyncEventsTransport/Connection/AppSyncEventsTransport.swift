@@ -95,7 +95,8 @@ public actor AppSyncEventsTransport: RealtimeTransport {
         switch configuration.publishRoute {
         case .http:
             let credentials = try await auth.credentials(forceRefresh: false)
-            let authorizer = AppSyncAuthorizer(endpoint: configuration.endpoint, credentials: credentials, now: { [wallClock] in wallClock.now() })
+            let authorizer = AppSyncAuthorizer(
+                endpoint: configuration.endpoint, credentials: credentials, now: { [wallClock] in wallClock.now() })
             return try await httpPublisher.publish(channel: channel, events: request.events, authorizer: authorizer)
         case .webSocket:
             return try await publishOverWebSocket(channel: channel, events: request.events)
@@ -140,7 +141,6 @@ public actor AppSyncEventsTransport: RealtimeTransport {
         return state
     }
 
-
     /// Sends a `publish` on the primary link (connecting first if needed) and waits for the reply.
     private func publishOverWebSocket(channel: String, events: [String]) async throws -> PublishResult {
         let state = running()
@@ -180,7 +180,8 @@ struct AppSyncLinks: SupervisedTransport {
     var wantsConnection: Bool { state.wantsConnection }
 
     func makeLink(id: Int, credentials: AuthCredentials, role: LinkRole) -> (WebSocketRequest, any LinkDriver) {
-        let authorizer = AppSyncAuthorizer(endpoint: configuration.endpoint, credentials: credentials, now: { [wallClock] in wallClock.now() })
+        let authorizer = AppSyncAuthorizer(
+            endpoint: configuration.endpoint, credentials: credentials, now: { [wallClock] in wallClock.now() })
         state.linkCreated(id, authorizer: authorizer)
         let request = WebSocketRequest(url: configuration.endpoint.realtimeURL, subprotocols: authorizer.subprotocols())
         let driver = AppSyncLinkDriver(id: id, state: state, defaultKeepAliveTimeout: configuration.defaultKeepAliveTimeout, logger: logger)
@@ -208,7 +209,8 @@ extension Clock where Duration == Swift.Duration {
             let lead = maxDuration - configuration.rotationLead
             rotateAfter = lead > .zero ? lead : maxDuration / 2
         }
-        let runner = LinkRunner(clock: self, wallClock: wallClock, logger: logger, ackTimeout: configuration.ackTimeout, rotateAfter: rotateAfter)
+        let runner = LinkRunner(
+            clock: self, wallClock: wallClock, logger: logger, ackTimeout: configuration.ackTimeout, rotateAfter: rotateAfter)
         let supervisor = LinkSupervisor(
             policy: configuration.reconnectPolicy, auth: auth, connector: connector, runner: runner, states: states, logger: logger)
         return Task { await supervisor.run(links, requests: requests) }

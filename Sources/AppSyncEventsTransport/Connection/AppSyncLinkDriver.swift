@@ -125,7 +125,9 @@ struct AppSyncLinkDriver: LinkDriver {
         }
         if let payload = envelope.member("payload", in: bytes), payload.kind == .object {
             let slice = UnsafeBufferPointer(rebasing: bytes[payload.value])
-            if let inner = try? JSONEnvelope(scanning: slice), let value = milliseconds(try? inner.valueBytes("connectionTimeoutMs", in: slice)) {
+            if let inner = try? JSONEnvelope(scanning: slice),
+                let value = milliseconds(try? inner.valueBytes("connectionTimeoutMs", in: slice))
+            {
                 return .milliseconds(value)
             }
         }

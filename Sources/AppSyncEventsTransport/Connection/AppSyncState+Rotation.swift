@@ -1,6 +1,6 @@
 import Foundation
-import SubscriberCore
 import Logging
+import SubscriberCore
 
 /// Rotation before the maximum connection duration, without a gap and without duplicates:
 /// 1. open a second link and subscribe everything there (same ids);

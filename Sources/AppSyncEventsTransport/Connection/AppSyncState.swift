@@ -92,7 +92,8 @@ final class AppSyncState: Sendable {
     func cancel(_ id: String) {
         update { values, effects in
             guard let record = values.subscriptions.removeValue(forKey: id) else { return }
-            for link in [record.deliveringOn, record.rotationTarget].compactMap({ $0 }) where values.links[link]?.subscribed.contains(id) == true {
+            for link in [record.deliveringOn, record.rotationTarget].compactMap({ $0 })
+            where values.links[link]?.subscribed.contains(id) == true {
                 values.links[link]?.unsubscribeQueue.append(id)
                 if let control = values.links[link]?.control { effects.append(.wake(control)) }
             }
@@ -181,42 +182,49 @@ final class AppSyncState: Sendable {
 
     /// What link `id` must send now.
     func pendingMessages(on id: Int) -> [WebSocketMessage] {
-        let (authorizer, subscribes, unsubscribes, publishes): (AppSyncAuthorizer?, [(String, String)], [String], [(String, String, [String])]) =
-            values.withLock { values in
-                guard var link = values.links[id], link.control != nil else { return (nil, [], [], []) }
-                let isPrimary = values.primary == id
-                let isTarget = values.rotation?.to == id
-                var subscribes: [(String, String)] = []
-                for record in values.subscriptions.values.sorted(by: { $0.sequence < $1.sequence })
-                where !link.subscribed.contains(record.id)
-                    && ((isPrimary && record.deliveringOn == id) || (isTarget && record.rotationTarget == id))
-                {
-                    subscribes.append((record.id, record.channel))
-                    link.subscribed.insert(record.id)
-                }
-                let unsubscribes = link.unsubscribeQueue
-                for unsubscribed in unsubscribes { link.subscribed.remove(unsubscribed) }
-                link.unsubscribeQueue = []
-                var publishes: [(String, String, [String])] = []
-                if isPrimary {
-                    for (publishID, publish) in values.publishes where publish.sentOn == nil {
-                        values.publishes[publishID]?.sentOn = id
-                        publishes.append((publishID, publish.channel, publish.events))
+        let (authorizer, subscribes, unsubscribes, publishes):
+            (AppSyncAuthorizer?, [(String, String)], [String], [(String, String, [String])]) =
+                values.withLock { values in
+                    guard var link = values.links[id], link.control != nil else { return (nil, [], [], []) }
+                    let isPrimary = values.primary == id
+                    let isTarget = values.rotation?.to == id
+                    var subscribes: [(String, String)] = []
+                    for record in values.subscriptions.values.sorted(by: { $0.sequence < $1.sequence })
+                    where !link.subscribed.contains(record.id)
+                        && ((isPrimary && record.deliveringOn == id) || (isTarget && record.rotationTarget == id))
+                    {
+                        subscribes.append((record.id, record.channel))
+                        link.subscribed.insert(record.id)
                     }
+                    let unsubscribes = link.unsubscribeQueue
+                    for unsubscribed in unsubscribes { link.subscribed.remove(unsubscribed) }
+                    link.unsubscribeQueue = []
+                    var publishes: [(String, String, [String])] = []
+                    if isPrimary {
+                        for (publishID, publish) in values.publishes where publish.sentOn == nil {
+                            values.publishes[publishID]?.sentOn = id
+                            publishes.append((publishID, publish.channel, publish.events))
+                        }
+                    }
+                    values.links[id] = link
+                    return (link.authorizer, subscribes, unsubscribes, publishes)
                 }
-                values.links[id] = link
-                return (link.authorizer, subscribes, unsubscribes, publishes)
-            }
         guard let authorizer else { return [] }
         var messages: [WebSocketMessage] = []
         for (subscriptionID, channel) in subscribes {
             let body = AppSyncOutboundMessage.subscribeSigningBody(channel: channel)
-            messages.append(.text(AppSyncOutboundMessage.subscribe(id: subscriptionID, channel: channel, authorization: authorizer.authorization(body: body))))
+            messages.append(
+                .text(
+                    AppSyncOutboundMessage.subscribe(
+                        id: subscriptionID, channel: channel, authorization: authorizer.authorization(body: body))))
         }
         for subscriptionID in unsubscribes { messages.append(.text(AppSyncOutboundMessage.unsubscribe(id: subscriptionID))) }
         for (publishID, channel, events) in publishes {
             let body = AppSyncOutboundMessage.publishBody(channel: channel, events: events)
-            messages.append(.text(AppSyncOutboundMessage.publish(id: publishID, channel: channel, events: events, authorization: authorizer.authorization(body: body))))
+            messages.append(
+                .text(
+                    AppSyncOutboundMessage.publish(
+                        id: publishID, channel: channel, events: events, authorization: authorizer.authorization(body: body))))
         }
         return messages
     }

@@ -45,7 +45,9 @@ public struct AppSyncServerError: Sendable, Equatable, Decodable {
 
     /// The subscription error for this entry.
     var subscriptionError: RealtimeError {
-        if errorType == "MaxSubscriptionsReachedError" { return .subscriptionLimitReached(AppSyncEventsConfiguration.serviceSubscriptionLimit) }
+        if errorType == "MaxSubscriptionsReachedError" {
+            return .subscriptionLimitReached(AppSyncEventsConfiguration.serviceSubscriptionLimit)
+        }
         return .subscriptionRejected(errorType: errorType, message: message)
     }
 }

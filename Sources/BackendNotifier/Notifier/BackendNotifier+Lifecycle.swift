@@ -1,6 +1,6 @@
 import Foundation
-import SubscriberCore
 import Logging
+import SubscriberCore
 
 extension BackendNotifier {
     // MARK: Identity

@@ -215,9 +215,10 @@ public actor BackendNotifier {
     /// Subscribes `upstream` on `transport` with the current identity; its events reach the public streams while the
     /// gate is open.
     func start(_ upstream: Upstream, on transport: any RealtimeTransport, delivering: Bool, generation: Int) -> UpstreamRun? {
-        guard let request = upstream.request(
-            dialect: transport.dialect, userId: userId, organizationId: organizationId, namespace: configuration.channelNamespace,
-            operations: configuration.graphQLOperations)
+        guard
+            let request = upstream.request(
+                dialect: transport.dialect, userId: userId, organizationId: organizationId, namespace: configuration.channelNamespace,
+                operations: configuration.graphQLOperations)
         else { return nil }
         let gate = Locked(delivering)
         let router = self.router
@@ -351,9 +352,9 @@ public actor BackendNotifier {
     /// Recomputes the notifier's state and arms or disarms the network-error limit.
     func refreshState() {
         let state: NotifierConnectionState =
-            if suspendedAt != nil { .suspended }
-            else if userId == nil || sessionEnded { .offline }
-            else { NotifierConnectionState(transportState, upstreamsRunning: !runs.isEmpty) }
+            if suspendedAt != nil { .suspended } else if userId == nil || sessionEnded { .offline } else {
+                NotifierConnectionState(transportState, upstreamsRunning: !runs.isEmpty)
+            }
         states.update(state)
         let waitingForConnection = (state == .connecting || state == .reconnecting) && !runs.isEmpty
         if state == .live { networkErrorReported = false }

@@ -83,7 +83,12 @@ struct EventRouter: Sendable {
     private func routeLegacyEvent(_ payload: RealtimePayload, from upstream: Upstream) {
         let json = payload.json
         if json.count == 4, String(decoding: json, as: UTF8.self) == "null" {
-            logger.warning("GraphQL event without data", metadata: ["stream": "\(upstream.rawValue)", "errors": "\(payload.graphQLErrorsJSON.map { String(decoding: $0, as: UTF8.self) } ?? "")"])
+            logger.warning(
+                "GraphQL event without data",
+                metadata: [
+                    "stream": "\(upstream.rawValue)",
+                    "errors": "\(payload.graphQLErrorsJSON.map { String(decoding: $0, as: UTF8.self) } ?? "")",
+                ])
             onLoss(upstream.rawValue, lossReport(.serverError))
             return
         }
@@ -178,6 +183,8 @@ struct EventRouter: Sendable {
     private func logUnknownFields(_ json: Data, _ kind: VortexEventKind) {
         guard logger.logLevel <= .debug else { return }
         let unknown = decoder.unknownFields(in: json, for: kind)
-        if !unknown.isEmpty { logger.debug("event has fields this version does not know", metadata: ["kind": "\(kind.rawValue)", "fields": "\(unknown)"]) }
+        if !unknown.isEmpty {
+            logger.debug("event has fields this version does not know", metadata: ["kind": "\(kind.rawValue)", "fields": "\(unknown)"])
+        }
     }
 }

@@ -1,10 +1,10 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import NIOCore
-import SubscriberCore
 import Logging
+import NIOCore
 import NIOFoundationEssentialsCompat
+import SubscriberCore
 
 /// The admin endpoints under `/vortex`, registered only with ``LocalBackendConfiguration/admin`` (no auth: the
 /// server is for local development and listens on loopback by default):

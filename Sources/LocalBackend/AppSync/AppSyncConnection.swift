@@ -1,10 +1,10 @@
+import AppSyncEventsTransport
 import Foundation
 import HummingbirdWebSocket
 import Logging
 import NIOCore
-import AppSyncEventsTransport
-import SubscriberCore
 import NIOWebSocket
+import SubscriberCore
 
 /// One AppSync Events WebSocket: reads its messages in order and answers them (protocols.md §1).
 ///
@@ -200,7 +200,8 @@ actor AppSyncConnection {
             logger.debug("subscribed", metadata: ["channel": "\(channel)", "id": "\(id)"])
             outbox.send(AppSyncServerMessage.subscribeSuccess(id: id))
         case .duplicateID:
-            outbox.send(AppSyncServerMessage.subscribeError(id: id, .badRequest("Subscription id \(id) is already in use on this connection")))
+            outbox.send(
+                AppSyncServerMessage.subscribeError(id: id, .badRequest("Subscription id \(id) is already in use on this connection")))
         case .limitReached:
             outbox.send(AppSyncServerMessage.subscribeError(id: id, .maxSubscriptions))
         case .unknownConnection:

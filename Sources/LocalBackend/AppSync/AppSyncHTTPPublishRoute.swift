@@ -1,8 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import NIOCore
 import Logging
+import NIOCore
 
 /// `POST /event`: HTTP publish with the auth object as request headers and `{"channel":…,"events":[…]}` as body.
 ///
@@ -32,7 +32,9 @@ enum AppSyncHTTPPublishRoute {
             return errorResponse(.badRequest, .badRequest("Body is not a JSON object"))
         }
         let publish: AppSyncPublishRequest
-        switch AppSyncPublishRequest.parse(channel: object["channel"], events: object["events"], namespaces: services.appSyncSettings.namespaces) {
+        switch AppSyncPublishRequest.parse(
+            channel: object["channel"], events: object["events"], namespaces: services.appSyncSettings.namespaces)
+        {
         case .failure(let error): return errorResponse(.badRequest, error)
         case .success(let request): publish = request
         }

@@ -1,5 +1,5 @@
-import Foundation
 import AppSyncEventsTransport
+import Foundation
 import SubscriberCore
 
 /// A publish (WebSocket `publish` or HTTP `POST /event`) checked against the service's rules.
@@ -32,7 +32,8 @@ struct AppSyncPublishRequest: Sendable {
         }
         for (index, event) in strings.enumerated() where event.utf8.count > AppSyncPublishLimits.maxEventBytes {
             return .failure(
-                .badRequest("Event \(index) is \(event.utf8.count) bytes; the limit is \(AppSyncPublishLimits.maxEventBytes) bytes (240 KB)"))
+                .badRequest(
+                    "Event \(index) is \(event.utf8.count) bytes; the limit is \(AppSyncPublishLimits.maxEventBytes) bytes (240 KB)"))
         }
         return .success(AppSyncPublishRequest(rawChannel: rawChannel, channel: validated, events: strings))
     }

@@ -33,7 +33,8 @@ enum AppSyncRealtimeRoute {
         switch outcome {
         case .success(let identity):
             return .upgrade(headers) { inbound, outbound, _ in
-                await AppSyncConnection.serve(inbound: inbound, outbound: outbound, channel: channel, identity: identity, services: services)
+                await AppSyncConnection.serve(
+                    inbound: inbound, outbound: outbound, channel: channel, identity: identity, services: services)
             }
         case .failure(let failure):
             services.logger.info("AppSync connection refused", metadata: ["reason": "\(failure.message)"])

@@ -51,18 +51,20 @@ enum AppSyncServerMessage {
     }
 
     private static func successfulJSON(_ events: [PublishedEvent]) -> String {
-        JSONString.array(events.map {
-            JSONString.object([(key: "identifier", json: JSONString.quoted($0.identifier)), (key: "index", json: String($0.index))])
-        })
+        JSONString.array(
+            events.map {
+                JSONString.object([(key: "identifier", json: JSONString.quoted($0.identifier)), (key: "index", json: String($0.index))])
+            })
     }
 
     private static func failedJSON(_ events: [FailedEvent]) -> String {
-        JSONString.array(events.map { event in
-            var members = [(key: "identifier", json: JSONString.quoted(event.identifier)), (key: "index", json: String(event.index))]
-            if let code = event.code { members.append((key: "code", json: String(code))) }
-            if let message = event.message { members.append((key: "message", json: JSONString.quoted(message))) }
-            return JSONString.object(members)
-        })
+        JSONString.array(
+            events.map { event in
+                var members = [(key: "identifier", json: JSONString.quoted(event.identifier)), (key: "index", json: String(event.index))]
+                if let code = event.code { members.append((key: "code", json: String(code))) }
+                if let message = event.message { members.append((key: "message", json: JSONString.quoted(message))) }
+                return JSONString.object(members)
+            })
     }
 
     private static func withID(_ type: String, _ id: String) -> String {

@@ -1,5 +1,5 @@
-import Foundation
 import AppSyncEventsTransport
+import Foundation
 import HTTPTypes
 
 /// An AppSync authorization object (`host`, `x-api-key`, `Authorization`, `x-amz-date`, …), with names compared

@@ -1,6 +1,6 @@
+import AppSyncEventsTransport
 import Crypto
 import Foundation
-import AppSyncEventsTransport
 import SubscriberCore
 
 /// Makes HS256 JWTs the local backend accepts (configure the same secret as ``LocalBackendConfiguration/jwtSecret``):

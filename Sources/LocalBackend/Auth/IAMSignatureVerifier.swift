@@ -1,5 +1,5 @@
-import Foundation
 import AppSyncEventsTransport
+import Foundation
 
 /// Verifies AppSync IAM (SigV4, service `appsync`) authorization objects by signing the same request again with
 /// ``SigV4Signer`` and comparing the `Authorization` values.
@@ -52,7 +52,9 @@ struct IAMSignatureVerifier: Sendable {
         }
         var sessionToken: String?
         if signedNames.contains("x-amz-security-token") {
-            guard let token = auth["x-amz-security-token"] else { return .failure(AuthFailure("Signed header x-amz-security-token is missing")) }
+            guard let token = auth["x-amz-security-token"] else {
+                return .failure(AuthFailure("Signed header x-amz-security-token is missing"))
+            }
             sessionToken = token
         }
         guard let url = URL(string: "http://\(host)/event") else { return .failure(AuthFailure("Unusable host")) }

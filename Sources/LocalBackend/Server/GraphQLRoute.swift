@@ -40,7 +40,9 @@ enum GraphQLRoute {
 
     /// Decides one upgrade of `GET /graphql`: always upgrades (echoing `graphql-transport-ws` when offered) and runs
     /// a ``GraphQLConnection``; a client that did not offer the subprotocol is closed with 4406 straight after the upgrade.
-    static func decideUpgrade(request: HTTPRequest, channel: any Channel, services: BackendServices, logger: Logger) async
+    static func decideUpgrade(
+        request: HTTPRequest, channel: any Channel, services: BackendServices, logger: Logger
+    ) async
         -> WebSocketUpgradeDecision
     {
         let schema: GraphQLSchema

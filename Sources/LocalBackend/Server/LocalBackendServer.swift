@@ -158,7 +158,9 @@ public actor LocalBackendServer {
     }
 
     /// HTTP/1 with WebSocket upgrades dispatched by path through `routes`; refusals get their own status and body.
-    private static func serverBuilder(routes: WebSocketRouteTable, services: BackendServices, refusals: UpgradeRefusals)
+    private static func serverBuilder(
+        routes: WebSocketRouteTable, services: BackendServices, refusals: UpgradeRefusals
+    )
         -> HTTPServerBuilder
     {
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
@@ -166,7 +168,10 @@ public actor LocalBackendServer {
             ws: WebSocketServerConfiguration(
                 maxFrameSize: 2 * LocalBackendServer.maxMessageBytes, autoPing: .disabled, closeTimeout: .seconds(3)))
         return .http1WebSocketUpgrade(configuration: configuration) { request, channel, logger in
-            let refuse = { (status: HTTPResponse.Status, error: AppSyncErrorEntry) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> in
+            let refuse = {
+                (
+                    status: HTTPResponse.Status, error: AppSyncErrorEntry
+                ) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> in
                 refusals.record(UpgradeRefusals.Refusal(status: status, body: error.httpBody), for: channel)
                 return .dontUpgrade
             }
@@ -177,7 +182,8 @@ public actor LocalBackendServer {
             if services.faults.isDown(kind) {
                 logger.info("upgrade refused with 503 (outage fault)", metadata: ["protocol": "\(kind.rawValue)"])
                 return refuse(
-                    .serviceUnavailable, AppSyncErrorEntry(errorType: "ServiceUnavailable", message: "\(kind.rawValue) is down (fault injection)"))
+                    .serviceUnavailable,
+                    AppSyncErrorEntry(errorType: "ServiceUnavailable", message: "\(kind.rawValue) is down (fault injection)"))
             }
             if services.faults.consumeConnectionRefusal() {
                 logger.info("upgrade refused with 503 (fault injection)")

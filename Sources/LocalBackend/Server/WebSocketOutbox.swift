@@ -39,7 +39,9 @@ final class WebSocketOutbox: Sendable {
 
     /// Writes queued items until a close was sent, the queue ends or the socket fails. After sending a close it waits
     /// up to `closeTimeout` for the peer to answer, then drops the TCP connection.
-    func run(writer: WebSocketOutboundWriter, faults: FaultInjector, channel: any Channel, logger: Logger, closeTimeout: Duration = .seconds(3))
+    func run(
+        writer: WebSocketOutboundWriter, faults: FaultInjector, channel: any Channel, logger: Logger, closeTimeout: Duration = .seconds(3)
+    )
         async
     {
         for await item in stream {

@@ -206,7 +206,9 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// The writer: after every wake, sends what the driver has pending.
-    private func write(_ connection: any WebSocketConnection, _ driver: any LinkDriver, _ wakes: AsyncStream<Void>, _ ended: OneShotSignal<Ended>) async {
+    private func write(
+        _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ wakes: AsyncStream<Void>, _ ended: OneShotSignal<Ended>
+    ) async {
         for await _ in wakes {
             for message in driver.pendingMessages() {
                 do { try await connection.send(message) } catch { return }  // the reader sees the end

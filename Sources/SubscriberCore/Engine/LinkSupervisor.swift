@@ -89,14 +89,18 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
                 }
                 group.addTask {
                     guard await auth.isSignedIn() else {
-                        if role == .successor { return .link(id: id, role: role, report: LinkReport(end: .openFailed("signed out", authRejected: false))) }
+                        if role == .successor {
+                            return .link(id: id, role: role, report: LinkReport(end: .openFailed("signed out", authRejected: false)))
+                        }
                         return .stopped(.signedOut, .signedOut)
                     }
                     let credentials: AuthCredentials
                     do {
                         credentials = try await auth.credentials(forceRefresh: forceRefresh)
                     } catch {
-                        if role == .successor { return .link(id: id, role: role, report: LinkReport(end: .openFailed("no credentials", authRejected: false))) }
+                        if role == .successor {
+                            return .link(id: id, role: role, report: LinkReport(end: .openFailed("no credentials", authRejected: false)))
+                        }
                         return .stopped(.sessionExpired, .sessionExpired("credentials unavailable: \(error)"))
                     }
                     let (request, driver) = transport.makeLink(id: id, credentials: credentials, role: role)
@@ -133,7 +137,9 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
                     guard case .lost(let ending) = transport.linkEnded(id: id, role: role, report: report) else { continue }
                     primaryUnderWay = false
                     if report.acknowledged { bookkeeping.connected() }
-                    logger.info("connection ended", metadata: ["link": "\(id)", "reason": "\(report.end)", "close": "\(report.close.map { "\($0)" } ?? "-")"])
+                    logger.info(
+                        "connection ended",
+                        metadata: ["link": "\(id)", "reason": "\(report.end)", "close": "\(report.close.map { "\($0)" } ?? "-")"])
                     switch bookkeeping.decide(after: ending) {
                     case .idle, .connectNow:
                         connectIfWanted()

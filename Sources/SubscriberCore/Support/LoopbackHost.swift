@@ -9,7 +9,8 @@ public enum LoopbackHost {
         if bare == "localhost" || bare == "::1" { return true }
         let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
         guard octets.count == 4,
-            octets.allSatisfy({ $0.count >= 1 && $0.count <= 3 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) && Int($0)! <= 255 })
+            octets.allSatisfy({ $0.count >= 1 && $0.count <= 3 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) && Int($0)! <= 255 }
+            )
         else { return false }
         return octets[0] == "127"
     }

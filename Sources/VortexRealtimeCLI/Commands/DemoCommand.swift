@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import RealtimeDrill
-import SubscriberCore
 import LocalBackend
 import Logging
+import RealtimeDrill
+import SubscriberCore
 
 /// `vortex-realtime demo` (also what a bare `swift run vortex-realtime` does): the system doing its job.
 struct DemoCommand: AsyncParsableCommand {
@@ -36,10 +36,15 @@ struct DemoCommand: AsyncParsableCommand {
         _ = CLILogging.bootstrap(verbose: false, level: .error)
         let style = TerminalStyle(enabled: !plain && !json && isatty(STDOUT_FILENO) == 1)
         let backend: EmbeddedDrillBackend
-        do { backend = try await EmbeddedDrillBackend.start() } catch { throw CLIFailure.runtime("cannot start the local backend: \(error)") }
+        do { backend = try await EmbeddedDrillBackend.start() } catch {
+            throw CLIFailure.runtime("cannot start the local backend: \(error)")
+        }
         if !json {
-            StandardStreams.output(style.bold("VortexRealtime demo") + " — local backend at \(backend.endpoints.http), user \(DrillScript.user)")
-            StandardStreams.output("Streams of both APIs (nine-method and merged legacy) are shown as values arrive: [published/total], value number, stream, value.\n")
+            StandardStreams.output(
+                style.bold("VortexRealtime demo") + " — local backend at \(backend.endpoints.http), user \(DrillScript.user)")
+            StandardStreams.output(
+                "Streams of both APIs (nine-method and merged legacy) are shown as values arrive: [published/total], value number, stream, value.\n"
+            )
         }
         let events = rounds * DrillScript.story.count
         var runner = DrillRunner(backend: backend)
@@ -53,7 +58,9 @@ struct DemoCommand: AsyncParsableCommand {
                 return count
             }
             let published = progress.withLock { $0 }.padding(toLength: 8, withPad: " ", startingAt: 0)
-            StandardStreams.output("\(style.dim(published)) \(style.dim(String(format: "%4d", count))) \(style.stream(stream.padding(toLength: 15, withPad: " ", startingAt: 0))) \(Self.abbreviate(value))")
+            StandardStreams.output(
+                "\(style.dim(published)) \(style.dim(String(format: "%4d", count))) \(style.stream(stream.padding(toLength: 15, withPad: " ", startingAt: 0))) \(Self.abbreviate(value))"
+            )
         }
         runner.onProgress = { line in
             guard !json else { return }
@@ -75,7 +82,10 @@ struct DemoCommand: AsyncParsableCommand {
         if json {
             StandardStreams.output(JSONLine.encode(DemoSummary(report: report)))
         } else {
-            StandardStreams.output("\n" + report.rendered().replacingOccurrences(of: "PASSED", with: style.good("PASSED")).replacingOccurrences(of: "FAILED", with: style.bad("FAILED")))
+            StandardStreams.output(
+                "\n"
+                    + report.rendered().replacingOccurrences(of: "PASSED", with: style.good("PASSED")).replacingOccurrences(
+                        of: "FAILED", with: style.bad("FAILED")))
         }
         if !report.passed { throw ExitCode(1) }
     }

@@ -2,8 +2,8 @@ import ArgumentParser
 import Composition
 import Foundation
 import LocalBackend
-import RealtimeDrill
 import Logging
+import RealtimeDrill
 
 /// `vortex-realtime drill`: the parity check and the rollback drill.
 struct DrillCommand: AsyncParsableCommand {
@@ -52,7 +52,9 @@ struct DrillCommand: AsyncParsableCommand {
         _ = CLILogging.bootstrap(verbose: false, level: .error)
         let drillBackend: any DrillBackend
         if backend == "embedded" {
-            do { drillBackend = try await EmbeddedDrillBackend.start() } catch { throw CLIFailure.runtime("cannot start the local backend: \(error)") }
+            do { drillBackend = try await EmbeddedDrillBackend.start() } catch {
+                throw CLIFailure.runtime("cannot start the local backend: \(error)")
+            }
         } else {
             let base = backend.hasSuffix("/") ? String(backend.dropLast()) : backend
             let wsBase = base.replacingOccurrences(of: "https://", with: "wss://").replacingOccurrences(of: "http://", with: "ws://")

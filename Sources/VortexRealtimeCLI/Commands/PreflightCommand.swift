@@ -2,8 +2,8 @@ import ArgumentParser
 import BackendNotifier
 import Composition
 import Foundation
-import SubscriberCore
 import Logging
+import SubscriberCore
 
 /// `vortex-realtime preflight`: checks that a server can serve every upstream the notifier will ask of it.
 struct PreflightCommand: AsyncParsableCommand {

@@ -33,7 +33,8 @@ struct TailCommand: AsyncParsableCommand {
 
     @OptionGroup var auth: AuthOptions
 
-    @Option(name: .customLong("channel"), help: "AppSync: a channel to subscribe to (repeatable); a final /* subscribes to everything below.")
+    @Option(
+        name: .customLong("channel"), help: "AppSync: a channel to subscribe to (repeatable); a final /* subscribes to everything below.")
     var channels: [String] = []
 
     @Option(help: "GraphQL: the subscription document.")
@@ -75,8 +76,12 @@ struct TailCommand: AsyncParsableCommand {
                 throw ValidationError("--query: \(error)")
             }
         }
-        guard pingInterval >= 0, pingInterval.isFinite else { throw ValidationError("--ping-interval: expected seconds ≥ 0, got \(pingInterval)") }
-        guard pongTimeout > 0, pongTimeout.isFinite else { throw ValidationError("--pong-timeout: expected seconds > 0, got \(pongTimeout)") }
+        guard pingInterval >= 0, pingInterval.isFinite else {
+            throw ValidationError("--ping-interval: expected seconds ≥ 0, got \(pingInterval)")
+        }
+        guard pongTimeout > 0, pongTimeout.isFinite else {
+            throw ValidationError("--pong-timeout: expected seconds > 0, got \(pongTimeout)")
+        }
         guard ReconnectPolicy(parsing: reconnect) != nil else {
             throw ValidationError("--reconnect: expected fixed:SECONDS or exponential:BASE:MAX, got \"\(reconnect)\"")
         }
@@ -98,9 +103,12 @@ struct TailCommand: AsyncParsableCommand {
             configuration.transport = .appsync
             configuration.appSyncEndpoint = endpoint
             subscriptions = channels.map { channel in
-                (.channel(channel), { payload in
-                    #"{"channel":\#(JSONString.quoted(channel)),"event":\#(JSONLine.embed(payload.json))}"#
-                })
+                (
+                    .channel(channel),
+                    { payload in
+                        #"{"channel":\#(JSONString.quoted(channel)),"event":\#(JSONLine.embed(payload.json))}"#
+                    }
+                )
             }
         case .graphql:
             do { _ = try GraphQLTransportConfiguration(endpoint) } catch { throw CLIFailure.badArgument("--endpoint", "\(error)") }

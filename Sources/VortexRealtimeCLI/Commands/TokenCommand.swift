@@ -19,11 +19,12 @@ struct TokenCommand: ParsableCommand {
         do {
             StandardStreams.output(try DevelopmentToken.make(secret: secret, user: user, ttl: .seconds(ttl)))
         } catch {
-            let argument = switch error as? DevelopmentToken.Failure {
-            case .secretTooShort?: "--secret"
-            case .emptyUser?: "--user"
-            default: "--ttl"
-            }
+            let argument =
+                switch error as? DevelopmentToken.Failure {
+                case .secretTooShort?: "--secret"
+                case .emptyUser?: "--user"
+                default: "--ttl"
+                }
             throw CLIFailure.badArgument(argument, "\(error)")
         }
     }

@@ -30,9 +30,10 @@ struct AuthOptions: ParsableArguments {
             }
             return value
         }
-        return .iam(AWSCredentials(
-            accessKeyID: try required("AWS_ACCESS_KEY_ID"), secretAccessKey: try required("AWS_SECRET_ACCESS_KEY"),
-            sessionToken: environment["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 },
-            region: try required("AWS_REGION")))
+        return .iam(
+            AWSCredentials(
+                accessKeyID: try required("AWS_ACCESS_KEY_ID"), secretAccessKey: try required("AWS_SECRET_ACCESS_KEY"),
+                sessionToken: environment["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 },
+                region: try required("AWS_REGION")))
     }
 }

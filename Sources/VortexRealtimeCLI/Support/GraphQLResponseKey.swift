@@ -141,8 +141,9 @@ enum GraphQLResponseKey {
                     tokens.append(.name(String(String.UnicodeScalarView(scalars[start..<index]))))
                 } else if scalar == "-" || ("0"..."9").contains(scalar) {
                     index += 1
-                    while index < scalars.count, isNameContinue(scalars[index]) || scalars[index] == "." || scalars[index] == "+"
-                        || scalars[index] == "-"
+                    while index < scalars.count,
+                        isNameContinue(scalars[index]) || scalars[index] == "." || scalars[index] == "+"
+                            || scalars[index] == "-"
                     {
                         index += 1
                     }

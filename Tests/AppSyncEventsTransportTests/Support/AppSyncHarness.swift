@@ -1,9 +1,10 @@
-@testable import AppSyncEventsTransport
 import Foundation
 import Logging
 import RealtimeTesting
 import SubscriberCore
 import Testing
+
+@testable import AppSyncEventsTransport
 
 /// A transport wired to the scripted server, a manual clock and deterministic ids (`id-1`, `id-2`, ...).
 struct AppSyncHarness {

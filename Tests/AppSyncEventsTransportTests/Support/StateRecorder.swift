@@ -1,5 +1,6 @@
 import RealtimeTesting
 import SubscriberCore
+
 @testable import AppSyncEventsTransport
 
 /// Records a transport's connection states in the background.

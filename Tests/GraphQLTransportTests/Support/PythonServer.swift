@@ -120,7 +120,8 @@ final class PythonServer: Sendable {
     ///   - port: The port to listen on; 0 lets the server pick a free one.
     ///   - token: The `Authorization` value `connection_init` must carry.
     ///   - initTimeoutMilliseconds: strawberry's `connection_init_wait_timeout` (default: 60 s).
-    static func start(port: Int = 0, token: String = StrawberryPeer.token, initTimeoutMilliseconds: Int? = nil) async throws -> PythonServer {
+    static func start(port: Int = 0, token: String = StrawberryPeer.token, initTimeoutMilliseconds: Int? = nil) async throws -> PythonServer
+    {
         try StrawberryPeer.requireAvailable()
         let stem = FileManager.default.temporaryDirectory.appendingPathComponent("strawberry-\(UUID().uuidString)")
         let stdoutURL = stem.appendingPathExtension("stdout")
@@ -401,7 +402,8 @@ extension PythonServer {
             last = stats
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw StrawberryPeer.Failure(description: "timed out after \(timeout) s waiting for \(what); the server saw:\n\(last.map { "\($0)" } ?? "nothing")")
+        throw StrawberryPeer.Failure(
+            description: "timed out after \(timeout) s waiting for \(what); the server saw:\n\(last.map { "\($0)" } ?? "nothing")")
     }
 }
 
@@ -426,7 +428,8 @@ struct RawGraphQLSocket: Sendable {
     static func open(_ server: PythonServer) async throws -> RawGraphQLSocket {
         let connector = NIOWebSocketConnector(closeTimeout: .seconds(2))
         let request = WebSocketRequest(url: server.url, subprotocols: ["graphql-transport-ws"])
-        return RawGraphQLSocket(connection: try await withTestTimeout(10, "the WebSocket upgrade") { try await OpenWebSocket.open(connector, request) })
+        return RawGraphQLSocket(
+            connection: try await withTestTimeout(10, "the WebSocket upgrade") { try await OpenWebSocket.open(connector, request) })
     }
 
     func send(_ text: String) async throws {

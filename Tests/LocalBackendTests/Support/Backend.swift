@@ -98,7 +98,8 @@ enum AppSyncFrames {
 
     static func subscribe(id: String, channel: String, authorization: [String: String]?) -> String {
         var members = [
-            (key: "type", json: #""subscribe""#), (key: "id", json: JSONString.quoted(id)), (key: "channel", json: JSONString.quoted(channel)),
+            (key: "type", json: #""subscribe""#), (key: "id", json: JSONString.quoted(id)),
+            (key: "channel", json: JSONString.quoted(channel)),
         ]
         if let authorization { members.append((key: "authorization", json: JSONString.sortedStringObject(authorization))) }
         return JSONString.object(members)
@@ -106,7 +107,8 @@ enum AppSyncFrames {
 
     static func publish(id: String, channel: String, events: [String], authorization: [String: String]?) -> String {
         var members = [
-            (key: "type", json: #""publish""#), (key: "id", json: JSONString.quoted(id)), (key: "channel", json: JSONString.quoted(channel)),
+            (key: "type", json: #""publish""#), (key: "id", json: JSONString.quoted(id)),
+            (key: "channel", json: JSONString.quoted(channel)),
             (key: "events", json: JSONString.array(events.map(JSONString.quoted))),
         ]
         if let authorization { members.append((key: "authorization", json: JSONString.sortedStringObject(authorization))) }

@@ -3,10 +3,10 @@ import HTTPTypes
 import LocalBackend
 import Logging
 import NIOCore
+import NIOWebSocket
 import SubscriberCore
 import Testing
 import WSClient
-import NIOWebSocket
 
 /// A raw graphql-transport-ws socket for conformance tests, on swift-websocket's `WSClient` like ``RawWebSocket``:
 /// sends text frames exactly as given and records every message, and the server's close code *and reason* (which
@@ -48,7 +48,9 @@ final class GraphQLRawSocket: Sendable {
     private init() {}
 
     /// Connects (offering `subprotocols`), waits for the upgrade and starts recording.
-    static func connect(_ url: String, subprotocols: [String] = ["graphql-transport-ws"], timeout: Duration = .seconds(5)) async throws
+    static func connect(
+        _ url: String, subprotocols: [String] = ["graphql-transport-ws"], timeout: Duration = .seconds(5)
+    ) async throws
         -> GraphQLRawSocket
     {
         var fields = HTTPFields()
@@ -60,7 +62,8 @@ final class GraphQLRawSocket: Sendable {
         let state = socket.state
         let task = Task {
             do {
-                let close = try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { inbound, outbound, _ in
+                let close = try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) {
+                    inbound, outbound, _ in
                     state.withLock { $0.writer = outbound }
                     for try await message in inbound.messages(maxSize: 16 * 1024 * 1024) {
                         switch message {
@@ -184,7 +187,8 @@ enum GraphQLFrames {
         if let operationName { payload.append((key: "operationName", json: JSONString.quoted(operationName))) }
         if let variables { payload.append((key: "variables", json: variables)) }
         return JSONString.object([
-            (key: "id", json: JSONString.quoted(id)), (key: "type", json: #""subscribe""#), (key: "payload", json: JSONString.object(payload)),
+            (key: "id", json: JSONString.quoted(id)), (key: "type", json: #""subscribe""#),
+            (key: "payload", json: JSONString.object(payload)),
         ])
     }
 

@@ -2,9 +2,9 @@ import Foundation
 import HTTPTypes
 import Logging
 import NIOCore
+import NIOWebSocket
 import SubscriberCore
 import WSClient
-import NIOWebSocket
 
 /// A raw WebSocket client on swift-websocket's `WSClient` for conformance tests: sends text frames exactly as given
 /// and records every message and the server's close code.
@@ -54,7 +54,8 @@ final class RawWebSocket: Sendable {
         let state = socket.state
         let task = Task {
             do {
-                let close = try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { inbound, outbound, _ in
+                let close = try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) {
+                    inbound, outbound, _ in
                     state.withLock { $0.writer = outbound }
                     for try await message in inbound.messages(maxSize: 16 * 1024 * 1024) {
                         switch message {
@@ -94,7 +95,9 @@ final class RawWebSocket: Sendable {
     func nextText(timeout: Duration = .seconds(5)) async throws -> String {
         try await poll("a message", timeout: timeout) { state in
             if !state.messages.isEmpty { return state.messages.removeFirst() }
-            if state.closed { throw Failure.timedOut("a message (the socket closed with \(state.closeCode.map(String.init) ?? "no code"))") }
+            if state.closed {
+                throw Failure.timedOut("a message (the socket closed with \(state.closeCode.map(String.init) ?? "no code"))")
+            }
             return nil
         }
     }

@@ -327,7 +327,11 @@ func withSmokeTimeout<T: Sendable>(
 ) async throws -> T {
     let slot = Locked<CheckedContinuation<T, any Error>?>(nil)
     let resume: @Sendable (Result<T, any Error>) -> Bool = { result in
-        guard let continuation = slot.withLock({ slot in defer { slot = nil }; return slot }) else { return false }
+        guard
+            let continuation = slot.withLock({ slot in
+                defer { slot = nil }; return slot
+            })
+        else { return false }
         continuation.resume(with: result)
         return true
     }
