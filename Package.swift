@@ -31,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         // Test-only: the OpenAPI document of the nine payloads is loaded and checked against the models.
         .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
@@ -89,6 +90,7 @@ let package = Package(
         .target(
             name: "BackendNotifier",
             dependencies: [
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 "SubscriberCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -98,6 +100,8 @@ let package = Package(
         .target(
             name: "Composition",
             dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier",
                 .target(name: "WebSocketNIO", condition: .when(platforms: [.linux, .android, .windows, .openbsd])),
             ],
@@ -106,6 +110,8 @@ let package = Package(
         .target(
             name: "LocalBackend",
             dependencies: [
+                .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
                 "SubscriberCore", "AppSyncEventsTransport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -133,6 +139,8 @@ let package = Package(
         .executableTarget(
             name: "HotPathBenchmark",
             dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 "WebSocketNIO",
                 "SubscriberCore", "AppSyncEventsTransport", "LocalBackend",
                 .product(name: "WSClient", package: "swift-websocket"),
@@ -169,6 +177,7 @@ let package = Package(
         .testTarget(
             name: "SubscriberCoreTests",
             dependencies: [
+                .product(name: "Logging", package: "swift-log"),
                 "WebSocketNIO",
                 "SubscriberCore", "RealtimeTesting",
                 // The real-socket smoke test runs a minimal scripted WebSocket server on NIO.
@@ -181,12 +190,16 @@ let package = Package(
         ),
         .testTarget(
             name: "AppSyncEventsTransportTests",
-            dependencies: ["AppSyncEventsTransport", "SubscriberCore", "RealtimeTesting"],
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"), "AppSyncEventsTransport", "SubscriberCore", "RealtimeTesting",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "GraphQLTransportTests",
             dependencies: [
+                .product(name: "Logging", package: "swift-log"),
                 "WebSocketNIO", "GraphQLTransport", "SubscriberCore", "RealtimeTesting",
             ],
             swiftSettings: strictSettings
@@ -210,6 +223,9 @@ let package = Package(
         .testTarget(
             name: "LocalBackendTests",
             dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
                 "WebSocketNIO",
                 "LocalBackend", "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "RealtimeTesting",
                 .product(name: "GraphQL", package: "GraphQL"),
