@@ -99,6 +99,26 @@ struct AppSyncProtocolTests {
         await harness.transport.disconnect()
     }
 
+    @Test("broadcast_error reaches the subscription as a reported loss, in order; the subscription stays live")
+    func broadcastErrorIsAReportedLoss() async throws {
+        let harness = try AppSyncHarness()
+        let probe = await harness.subscribe("default/a")
+        let connection = try await harness.acceptConnection()
+        let id = try await AppSyncHarness.expectSubscribe(on: connection, channel: "default/a")
+        connection.emit(#"{"type":"subscribe_success","id":"\#(id)"}"#)
+        #expect(try await probe.next() == .live)
+        connection.emit(AppSyncHarness.dataFrame(id: id, event: "1"))
+        connection.emit(#"{"type":"broadcast_error","id":"\#(id)","errors":[{"errorType":"LimitExceededError","message":"dropped"}]}"#)
+        connection.emit(AppSyncHarness.dataFrame(id: id, event: "2"))
+        #expect(try await probe.next() == .payload(RealtimePayload(json: Data("1".utf8))))
+        guard case .lost(let loss) = try await probe.next() else { Issue.record("expected a loss report"); return }
+        #expect(loss.reason == .serverError && loss.count == 1)
+        #expect(loss.window.start < loss.window.end, "the window starts a safety margin before the report")
+        #expect(try await probe.next() == .payload(RealtimePayload(json: Data("2".utf8))))
+        #expect(!connection.isClosed)
+        await harness.transport.disconnect()
+    }
+
     @Test("cancelling a stream sends unsubscribe; the last one closes the connection")
     func cancelUnsubscribesAndClosesWhenIdle() async throws {
         let harness = try AppSyncHarness()

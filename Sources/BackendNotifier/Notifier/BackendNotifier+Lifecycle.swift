@@ -142,7 +142,7 @@ extension BackendNotifier {
     }
 
     /// A subscription that proves a transport can serve this user (the role stream's), for health probes.
-    public func healthProbeRequest(for dialect: TransportDialect) -> SubscriptionRequest? {
+    package func healthProbeRequest(for dialect: TransportDialect) -> SubscriptionRequest? {
         Upstream.role.request(
             dialect: dialect, userId: userId, organizationId: organizationId, namespace: configuration.channelNamespace,
             operations: configuration.graphQLOperations)

@@ -161,7 +161,7 @@ public actor BackendNotifier {
     public var activeTransportName: String { transport.name }
 
     /// The transport in use.
-    public var activeTransport: any RealtimeTransport { transport }
+    package var activeTransport: any RealtimeTransport { transport }
 
     /// Delivered, dropped and undecodable counts.
     public func statistics() -> NotifierStatistics {
