@@ -100,9 +100,9 @@ public actor GraphQLTransport: RealtimeTransport {
         let state = GraphQLState(configuration: configuration, wallClock: wallClock, states: states, requests: continuation, logger: logger)
         let links = GraphQLLinks(state: state, configuration: configuration, logger: logger)
         // The transport's one task: the supervisor scope, which owns the link. Cancelled and awaited by disconnect().
-        let task = clock.startSupervisor(
-            configuration: configuration, auth: auth, connector: connector, wallClock: wallClock,
-            states: states, logger: logger, links: links, requests: requests)
+        let task = clock.startLinkSupervisor(
+            policy: configuration.reconnectPolicy, auth: auth, connector: connector, wallClock: wallClock, states: states,
+            logger: logger, ackTimeout: configuration.ackTimeout, rotateAfter: nil, transport: links, requests: requests)
         run = (state, task)
         return state
     }
@@ -130,19 +130,5 @@ struct GraphQLLinks: SupervisedTransport {
         logger.warning("transport stopped", metadata: ["reason": "\(reason)"])
         state.stop(error: error)
         state.states.update(.disconnected(reason))
-    }
-}
-
-extension Clock where Duration == Swift.Duration {
-    /// Starts a transport's supervisor on this clock (a member, so an existential clock opens to its concrete type).
-    fileprivate func startSupervisor(
-        configuration: GraphQLTransportConfiguration, auth: any AuthSession, connector: any WebSocketConnector,
-        wallClock: WallClock, states: ConnectionStateBroadcaster, logger: Logger, links: some SupervisedTransport,
-        requests: AsyncStream<SupervisorRequest>
-    ) -> Task<Void, Never> {
-        let runner = LinkRunner(clock: self, wallClock: wallClock, logger: logger, ackTimeout: configuration.ackTimeout, rotateAfter: nil)
-        let supervisor = LinkSupervisor(
-            policy: configuration.reconnectPolicy, auth: auth, connector: connector, runner: runner, states: states, logger: logger)
-        return Task { await supervisor.run(links, requests: requests) }
     }
 }

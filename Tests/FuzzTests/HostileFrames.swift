@@ -1,4 +1,5 @@
 import Foundation
+import RealtimeTesting
 
 /// The protocol a hostile server speaks.
 enum FuzzDialect: String, Sendable {

@@ -3,6 +3,7 @@ import Foundation
 import GraphQLTransport
 import Logging
 import NIOCore
+import RealtimeTesting
 import SubscriberCore
 import Testing
 import WebSocketNIO

@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
+import RealtimeTesting
 import SubscriberCore
 import WebSocketNIO
 

@@ -134,9 +134,14 @@ public actor AppSyncEventsTransport: RealtimeTransport {
             states: states, requests: continuation, logger: logger)
         let links = AppSyncLinks(state: state, configuration: configuration, wallClock: wallClock, logger: logger)
         // The transport's one task: the supervisor scope, which owns every link. Cancelled and awaited by disconnect().
-        let task = clock.startSupervisor(
-            configuration: configuration, auth: auth, connector: connector, wallClock: wallClock,
-            states: states, logger: logger, links: links, requests: requests)
+        var rotateAfter: Duration?
+        if let maxDuration = configuration.maxConnectionDuration {
+            let lead = maxDuration - configuration.rotationLead
+            rotateAfter = lead > .zero ? lead : maxDuration / 2
+        }
+        let task = clock.startLinkSupervisor(
+            policy: configuration.reconnectPolicy, auth: auth, connector: connector, wallClock: wallClock, states: states,
+            logger: logger, ackTimeout: configuration.ackTimeout, rotateAfter: rotateAfter, transport: links, requests: requests)
         run = (state, task)
         return state
     }
@@ -194,25 +199,5 @@ struct AppSyncLinks: SupervisedTransport {
         logger.warning("transport stopped", metadata: ["reason": "\(reason)"])
         state.stop(error: error)
         state.states.update(.disconnected(reason))
-    }
-}
-
-extension Clock where Duration == Swift.Duration {
-    /// Starts a transport's supervisor on this clock (a member, so an existential clock opens to its concrete type).
-    fileprivate func startSupervisor(
-        configuration: AppSyncEventsConfiguration, auth: any AuthSession, connector: any WebSocketConnector,
-        wallClock: WallClock, states: ConnectionStateBroadcaster, logger: Logger, links: some SupervisedTransport,
-        requests: AsyncStream<SupervisorRequest>
-    ) -> Task<Void, Never> {
-        var rotateAfter: Duration?
-        if let maxDuration = configuration.maxConnectionDuration {
-            let lead = maxDuration - configuration.rotationLead
-            rotateAfter = lead > .zero ? lead : maxDuration / 2
-        }
-        let runner = LinkRunner(
-            clock: self, wallClock: wallClock, logger: logger, ackTimeout: configuration.ackTimeout, rotateAfter: rotateAfter)
-        let supervisor = LinkSupervisor(
-            policy: configuration.reconnectPolicy, auth: auth, connector: connector, runner: runner, states: states, logger: logger)
-        return Task { await supervisor.run(links, requests: requests) }
     }
 }

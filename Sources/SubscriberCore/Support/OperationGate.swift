@@ -1,8 +1,7 @@
-import SubscriberCore
-
-/// A first-come, first-served asynchronous lock: the notifier's identity updates, transport switches, suspensions and
-/// resumptions run one at a time, even though each of them suspends (actors are re-entrant across `await`).
-final class OperationGate: Sendable {
+/// A first-come, first-served asynchronous lock, for operations that must run one at a time even though each of them
+/// suspends (actors are re-entrant across `await`): the notifier's identity updates, switches, suspensions and
+/// resumptions, and the stack's manual switches, failovers and failbacks.
+package final class OperationGate: Sendable {
     private struct State {
         var busy = false
         var waiters: [CheckedContinuation<Void, Never>] = []
@@ -10,14 +9,16 @@ final class OperationGate: Sendable {
 
     private let state = Locked(State())
 
+    package init() {}
+
     /// Whether an operation holds the gate (observers that arrive meanwhile are started when it is released).
-    var isBusy: Bool { state.withLock { $0.busy } }
+    package var isBusy: Bool { state.withLock { $0.busy } }
 
     /// How many operations wait for the gate.
-    var waiterCount: Int { state.withLock { $0.waiters.count } }
+    package var waiterCount: Int { state.withLock { $0.waiters.count } }
 
     /// Waits for the gate (in arrival order) and takes it.
-    func acquire() async {
+    package func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let granted = state.withLock { state -> Bool in
                 guard state.busy else {
@@ -32,7 +33,7 @@ final class OperationGate: Sendable {
     }
 
     /// Hands the gate to the next waiter, or frees it.
-    func release() {
+    package func release() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.waiters.isEmpty else {
                 state.busy = false
