@@ -5,54 +5,15 @@ import Logging
 import FoundationNetworking
 #endif
 
-// MARK: - The task seam
-
-/// One WebSocket client task, as ``URLSessionWebSocketConnector`` drives it: the small part of
-/// `URLSessionWebSocketTask` the connector uses, so tests can play the server with a mock task (the pattern of
-/// Apollo iOS's `WebSocketTask` and `MockWebSocketTask`).
-///
-/// The connector calls ``resume()`` once, then ``send(_:)`` and ``receive()`` while the connection is open, and ends
-/// it with ``cancel(with:reason:)`` (closing handshake) or ``cancel()`` (drop). It awaits ``completion()`` from a
-/// task of its own, and never for longer than its close timeout.
-public protocol WebSocketTask: Sendable {
-    /// Starts the task and waits for the server's answer to the upgrade request.
-    ///
-    /// - Returns: the subprotocol the server selected, or `nil` when it selected none.
-    /// - Throws: ``WebSocketSeamError/upgradeRejected(_:)`` with the HTTP status first (`"HTTP 401"`) when the server
-    ///   answered without switching protocols, ``WebSocketSeamError/connectionFailed(_:)`` when no answer came, or
-    ///   `CancellationError`.
-    func resume() async throws -> String?
-
-    /// Sends one message. Throws once the task is closing or has ended.
-    func send(_ message: WebSocketMessage) async throws
-
-    /// The next complete message. Throws once the peer closed, the connection broke, or the task was cancelled
-    /// (a pending call then throws at once).
-    func receive() async throws -> WebSocketMessage
-
-    /// Starts the closing handshake: sends a close frame with `closeCode` and `reason`. Reading ends.
-    func cancel(with closeCode: Int, reason: Data?)
-
-    /// Drops the connection at once, without a closing handshake. A pending ``receive()`` throws promptly.
-    func cancel()
-
-    /// Waits until the task has ended, and tells how: the peer's close code and reason when its close frame
-    /// arrived, otherwise `code` `nil` and a description of the failure. `initiatedLocally` is ignored (the connector
-    /// knows what it did itself).
-    func completion() async -> WebSocketCloseInfo
-}
-
-// MARK: - The connector
-
 /// Opens WebSocket connections with `URLSessionWebSocketTask`, through the ``WebSocketTask`` seam.
 ///
-/// Default connector per platform: the transports and `Composition` default to ``NIOWebSocketConnector`` on every
-/// platform. This connector is the one to pass on Apple platforms for a networking stack without SwiftNIO:
+/// Default connector per platform: `Composition` uses this connector on Apple platforms (no SwiftNIO in the app) and
+/// `NIOWebSocketConnector` (module `WebSocketNIO`) elsewhere; a transport built without a connector uses this one.
 /// - **Apple platforms**: each connection runs a `URLSessionWebSocketTask` in a `URLSession` of its own (made with
 ///   ``makeSessionConfiguration``), unless ``makeTask`` supplies the task.
 /// - **Linux and other platforms with FoundationNetworking**: the type compiles (so CI type-checks it), but
 ///   FoundationNetworking's libcurl backend has no WebSocket client, so without ``makeTask`` every connection fails at
-///   once with ``WebSocketSeamError/unsupportedPlatform(_:)``. Use ``NIOWebSocketConnector`` there.
+///   once with ``WebSocketSeamError/unsupportedPlatform(_:)``. Use `NIOWebSocketConnector` there.
 ///
 /// The upgrade request carries the offered subprotocols in one comma-separated `Sec-WebSocket-Protocol` header, then
 /// the request's headers in order (URLSession may replace the ones it reserves, such as `Host`). The server's choice
@@ -84,7 +45,7 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
     /// The largest message accepted from the server (default tasks only).
     public var maxMessageSize: Int
     /// How long the end of a scope waits for the task to end after the close frame was sent. Default 1 s, as for
-    /// ``NIOWebSocketConnector``.
+    /// `NIOWebSocketConnector`.
     public var closeTimeout: Duration
     /// Makes the configuration of the `URLSession` created for each connection (default tasks only).
     public var makeSessionConfiguration: @Sendable () -> URLSessionConfiguration
@@ -201,7 +162,7 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
             throw error
         case .failure(let error):
             task.cancel()
-            throw WebSocketSeamError.connectionFailed(describe(error))
+            throw WebSocketSeamError.connectionFailed(describeWithoutRequest(error))
         }
     }
 
@@ -233,252 +194,9 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
 
 /// A task's error in words that never include the request: a `URLError`'s full description carries the failing URL,
 /// whose query may hold credentials, so only seam errors and localized descriptions are used.
-private func describe(_ error: any Error) -> String {
+func describeWithoutRequest(_ error: any Error) -> String {
     (error as? WebSocketSeamError)?.description ?? error.localizedDescription
 }
 
 // MARK: - The connection
-
-/// The connection ``URLSessionWebSocketConnector`` hands to a scope: a ``WebSocketTask``, alive exactly as long as
-/// the scope's closure. The first end wins: the peer's close (seen by `receive()`), a local close, or an abort.
-final class URLSessionWebSocketConnection: WebSocketConnection {
-    private enum End: Sendable {
-        case remote
-        case local(WebSocketCloseInfo)
-        case aborted
-    }
-
-    private struct State {
-        var end: End?
-        var aborted = false
-        var failure: String?
-    }
-
-    let negotiatedSubprotocol: String?
-    private let task: any WebSocketTask
-    private let completed: OneShotSignal<WebSocketCloseInfo>
-    private let logger: Logger
-    private let state = Locked(State())
-
-    init(
-        task: any WebSocketTask, negotiatedSubprotocol: String?, completed: OneShotSignal<WebSocketCloseInfo>,
-        logger: Logger
-    ) {
-        self.task = task
-        self.negotiatedSubprotocol = negotiatedSubprotocol
-        self.completed = completed
-        self.logger = logger
-    }
-
-    func receive() async throws -> WebSocketMessage? {
-        guard state.withLock({ $0.end == nil }) else { return nil }
-        do {
-            let message = try await task.receive()
-            // A message that arrives after a local close or abort is not delivered: reading has ended.
-            return state.withLock { $0.end == nil } ? message : nil
-        } catch {
-            if error is CancellationError, Task.isCancelled { throw error }
-            state.withLock { state in
-                if state.end == nil {
-                    state.end = .remote
-                    state.failure = describe(error)
-                }
-            }
-            return nil
-        }
-    }
-
-    func send(_ message: WebSocketMessage) async throws {
-        guard state.withLock({ $0.end == nil }) else { throw WebSocketSeamError.notConnected }
-        do {
-            try await task.send(message)
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch {
-            logger.debug("WebSocket send failed", metadata: ["ws.error": "\(describe(error))"])
-            throw WebSocketSeamError.notConnected
-        }
-    }
-
-    func close(code: UInt16, reason: String) async {
-        let first = state.withLock { state -> Bool in
-            guard state.end == nil else { return false }
-            state.end = .local(WebSocketCloseInfo(code: code, reason: reason, initiatedLocally: true))
-            return true
-        }
-        if first { task.cancel(with: Int(code), reason: reason.isEmpty ? nil : Data(reason.utf8)) }
-    }
-
-    func abort() {
-        state.withLock { state in
-            state.aborted = true
-            if state.end == nil { state.end = .aborted }
-        }
-        task.cancel()
-    }
-
-    /// Ends the connection when the scope's closure has returned, and tells how it ended.
-    func end(closeTimeout: Duration) async -> WebSocketCloseInfo {
-        let (end, aborted, failure, closeNow) = state.withLock { state -> (End, Bool, String?, Bool) in
-            var closeNow = false
-            if state.end == nil {
-                if completed.isFired {
-                    // The task ended before the scope did (the peer closed and nobody read it): the peer was first.
-                    state.end = .remote
-                } else {
-                    // The scope neither closed nor aborted: it closes normally.
-                    state.end = .local(WebSocketCloseInfo(code: 1000, reason: "", initiatedLocally: true))
-                    closeNow = true
-                }
-            }
-            return (state.end ?? .aborted, state.aborted, state.failure, closeNow)
-        }
-        if closeNow { task.cancel(with: 1000, reason: nil) }
-        let aborting = WebSocketCloseInfo(code: nil, reason: "aborted", initiatedLocally: true)
-        if aborted {
-            // Nothing is awaited after an abort; a peer's close that was seen first and is already known still wins.
-            if case .remote = end, let peer = completed.value { return Self.remote(peer, failure: failure) }
-            return aborting
-        }
-        let answered = await waitForCompletion(timeout: closeTimeout)
-        // No answer within the close timeout (or the caller was cancelled): drop the connection.
-        if answered == nil { task.cancel() }
-        switch end {
-        case .local(let info): return info
-        case .aborted: return aborting
-        case .remote:
-            return Self.remote(answered ?? WebSocketCloseInfo(code: nil, reason: ""), failure: failure)
-        }
-    }
-
-    private static func remote(_ info: WebSocketCloseInfo, failure: String?) -> WebSocketCloseInfo {
-        let reason = info.code == nil && info.reason.isEmpty ? (failure ?? "connection closed") : info.reason
-        return WebSocketCloseInfo(code: info.code, reason: reason, initiatedLocally: false)
-    }
-
-    /// How the task ended, or `nil` when it did not end within `timeout` (or the calling task was cancelled).
-    private func waitForCompletion(timeout: Duration) async -> WebSocketCloseInfo? {
-        if let value = completed.value { return value }
-        return await withTaskGroup(of: WebSocketCloseInfo?.self) { [completed] group in
-            group.addTask { await completed.wait() }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-    }
-}
-
-// MARK: - URLSession
-
-/// The ``WebSocketTask`` behind the default ``URLSessionWebSocketConnector``: a `URLSessionWebSocketTask` in a
-/// `URLSession` of its own, whose delegate reports the open, the server's close frame and the end of the task.
-///
-/// Compiled on every platform with FoundationNetworking so CI type-checks it, but only created where
-/// ``URLSessionWebSocketConnector/supportsURLSessionWebSocketTasks`` holds.
-///
-/// `@unchecked Sendable`: `URLSessionWebSocketTask` is documented as thread-safe but not annotated `Sendable` in
-/// every SDK; this class has no mutable state of its own.
-final class URLSessionWebSocketTaskAdapter: WebSocketTask, @unchecked Sendable {
-    private let session: URLSession
-    private let task: URLSessionWebSocketTask
-    private let bridge: URLSessionWebSocketDelegateBridge
-
-    init(request: URLRequest, configuration: URLSessionConfiguration, maxMessageSize: Int) {
-        bridge = URLSessionWebSocketDelegateBridge()
-        session = URLSession(configuration: configuration, delegate: bridge, delegateQueue: nil)
-        task = session.webSocketTask(with: request)
-        task.maximumMessageSize = maxMessageSize
-    }
-
-    func resume() async throws -> String? {
-        task.resume()
-        guard let opened = await bridge.opened.wait() else {
-            task.cancel()
-            throw CancellationError()
-        }
-        return try opened.get()
-    }
-
-    func send(_ message: WebSocketMessage) async throws {
-        switch message {
-        case .text(let text): try await task.send(.string(text))
-        case .binary(let data): try await task.send(.data(data))
-        }
-    }
-
-    func receive() async throws -> WebSocketMessage {
-        switch try await task.receive() {
-        case .string(let text): return .text(text)
-        case .data(let data): return .binary(data)
-        @unknown default: throw WebSocketSeamError.connectionFailed("unsupported WebSocket message kind")
-        }
-    }
-
-    func cancel(with closeCode: Int, reason: Data?) {
-        // Apple's CloseCode accepts any code; where it is a closed enum, unknown (application) codes become 1000.
-        task.cancel(with: URLSessionWebSocketTask.CloseCode(rawValue: closeCode) ?? .normalClosure, reason: reason)
-    }
-
-    func cancel() {
-        task.cancel()
-    }
-
-    func completion() async -> WebSocketCloseInfo {
-        await bridge.ended.wait() ?? WebSocketCloseInfo(code: nil, reason: "no longer awaited")
-    }
-}
-
-/// The session delegate: reports the open (with the selected subprotocol) or the refusal of the upgrade, the
-/// server's close frame and the end of the task, as one-shot signals. Callbacks arrive on URLSession's delegate
-/// queue.
-final class URLSessionWebSocketDelegateBridge: NSObject, URLSessionWebSocketDelegate, Sendable {
-    /// The upgrade's outcome: the selected subprotocol, or why the socket did not open.
-    let opened = OneShotSignal<Result<String?, any Error>>()
-    /// How the task ended.
-    let ended = OneShotSignal<WebSocketCloseInfo>()
-
-    func urlSession(
-        _ session: URLSession,
-        webSocketTask: URLSessionWebSocketTask,
-        didOpenWithProtocol protocol: String?
-    ) {
-        opened.fire(.success(`protocol`))
-    }
-
-    func urlSession(
-        _ session: URLSession,
-        webSocketTask: URLSessionWebSocketTask,
-        didCloseWith closeCode: URLSessionWebSocketTask.CloseCode,
-        reason: Data?
-    ) {
-        let text = reason.flatMap { String(data: $0, encoding: .utf8) } ?? ""
-        ended.fire(WebSocketCloseInfo(code: UInt16(clamping: closeCode.rawValue), reason: text))
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        opened.fire(.failure(Self.upgradeFailure(status: (task.response as? HTTPURLResponse)?.statusCode, error: error)))
-        if let webSocketTask = task as? URLSessionWebSocketTask, webSocketTask.closeCode != .invalid {
-            let reason = webSocketTask.closeReason.flatMap { String(data: $0, encoding: .utf8) } ?? ""
-            ended.fire(WebSocketCloseInfo(code: UInt16(clamping: webSocketTask.closeCode.rawValue), reason: reason))
-        } else {
-            ended.fire(WebSocketCloseInfo(code: nil, reason: error.map { $0.localizedDescription } ?? "connection closed"))
-        }
-        // The session keeps its delegate until it is invalidated; its only task has ended.
-        session.finishTasksAndInvalidate()
-    }
-
-    /// Why a task ended before its socket opened: a response other than 101 is a refused upgrade, reported with its
-    /// status first (`"HTTP 401 unauthorized"`) so ``WebSocketSeamError/isAuthenticationRejection`` can tell;
-    /// without a response the connection failed.
-    static func upgradeFailure(status: Int?, error: (any Error)?) -> WebSocketSeamError {
-        if let status, status != 101 {
-            return .upgradeRejected("HTTP \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))")
-        }
-        return .connectionFailed(error.map { $0.localizedDescription } ?? "the connection ended before it opened")
-    }
-}
 #endif

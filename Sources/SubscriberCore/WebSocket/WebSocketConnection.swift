@@ -28,7 +28,7 @@ public protocol WebSocketConnection: Sendable {
 
 /// Opens WebSocket connections. Transports take one of these so tests can substitute a fake server.
 ///
-/// Implementations: ``NIOWebSocketConnector`` (swift-websocket `WSClient`, Linux and Apple), `URLSessionWebSocketConnector`
+/// Implementations: `NIOWebSocketConnector` (module `WebSocketNIO`: swift-websocket `WSClient`, Linux and Apple), ``URLSessionWebSocketConnector``
 /// (Apple platforms) and the scripted fake server in `RealtimeTesting`.
 public protocol WebSocketConnector: Sendable {
     /// Opens a connection, runs `body` with it, and ends the connection when `body` returns or throws.
@@ -75,7 +75,7 @@ public enum WebSocketSeamError: Error, Sendable, Equatable, CustomStringConverti
 
     /// Whether the server refused the upgrade for authentication (HTTP 401 or 403). Only connectors that can read the
     /// upgrade response's status report it (as `upgradeRejected("HTTP <status>…")`); swift-websocket's `WSClient`
-    /// cannot, so with ``NIOWebSocketConnector`` a refused upgrade is an ordinary connection failure.
+    /// cannot, so with `NIOWebSocketConnector` a refused upgrade is an ordinary connection failure.
     public var isAuthenticationRejection: Bool {
         guard case .upgradeRejected(let detail) = self else { return false }
         return detail.hasPrefix("HTTP 401") || detail.hasPrefix("HTTP 403")

@@ -1,0 +1,117 @@
+#if canImport(Darwin) || canImport(FoundationNetworking)
+import Foundation
+import Logging
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// MARK: - URLSession
+
+/// The ``WebSocketTask`` behind the default ``URLSessionWebSocketConnector``: a `URLSessionWebSocketTask` in a
+/// `URLSession` of its own, whose delegate reports the open, the server's close frame and the end of the task.
+///
+/// Compiled on every platform with FoundationNetworking so CI type-checks it, but only created where
+/// ``URLSessionWebSocketConnector/supportsURLSessionWebSocketTasks`` holds.
+///
+/// `@unchecked Sendable`: `URLSessionWebSocketTask` is documented as thread-safe but not annotated `Sendable` in
+/// every SDK; this class has no mutable state of its own.
+final class URLSessionWebSocketTaskAdapter: WebSocketTask, @unchecked Sendable {
+    private let session: URLSession
+    private let task: URLSessionWebSocketTask
+    private let bridge: URLSessionWebSocketDelegateBridge
+
+    init(request: URLRequest, configuration: URLSessionConfiguration, maxMessageSize: Int) {
+        bridge = URLSessionWebSocketDelegateBridge()
+        session = URLSession(configuration: configuration, delegate: bridge, delegateQueue: nil)
+        task = session.webSocketTask(with: request)
+        task.maximumMessageSize = maxMessageSize
+    }
+
+    func resume() async throws -> String? {
+        task.resume()
+        guard let opened = await bridge.opened.wait() else {
+            task.cancel()
+            throw CancellationError()
+        }
+        return try opened.get()
+    }
+
+    func send(_ message: WebSocketMessage) async throws {
+        switch message {
+        case .text(let text): try await task.send(.string(text))
+        case .binary(let data): try await task.send(.data(data))
+        }
+    }
+
+    func receive() async throws -> WebSocketMessage {
+        switch try await task.receive() {
+        case .string(let text): return .text(text)
+        case .data(let data): return .binary(data)
+        @unknown default: throw WebSocketSeamError.connectionFailed("unsupported WebSocket message kind")
+        }
+    }
+
+    func cancel(with closeCode: Int, reason: Data?) {
+        // Apple's CloseCode accepts any code; where it is a closed enum, unknown (application) codes become 1000.
+        task.cancel(with: URLSessionWebSocketTask.CloseCode(rawValue: closeCode) ?? .normalClosure, reason: reason)
+    }
+
+    func cancel() {
+        task.cancel()
+    }
+
+    func completion() async -> WebSocketCloseInfo {
+        await bridge.ended.wait() ?? WebSocketCloseInfo(code: nil, reason: "no longer awaited")
+    }
+}
+
+/// The session delegate: reports the open (with the selected subprotocol) or the refusal of the upgrade, the
+/// server's close frame and the end of the task, as one-shot signals. Callbacks arrive on URLSession's delegate
+/// queue.
+final class URLSessionWebSocketDelegateBridge: NSObject, URLSessionWebSocketDelegate, Sendable {
+    /// The upgrade's outcome: the selected subprotocol, or why the socket did not open.
+    let opened = OneShotSignal<Result<String?, any Error>>()
+    /// How the task ended.
+    let ended = OneShotSignal<WebSocketCloseInfo>()
+
+    func urlSession(
+        _ session: URLSession,
+        webSocketTask: URLSessionWebSocketTask,
+        didOpenWithProtocol protocol: String?
+    ) {
+        opened.fire(.success(`protocol`))
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        webSocketTask: URLSessionWebSocketTask,
+        didCloseWith closeCode: URLSessionWebSocketTask.CloseCode,
+        reason: Data?
+    ) {
+        let text = reason.flatMap { String(data: $0, encoding: .utf8) } ?? ""
+        ended.fire(WebSocketCloseInfo(code: UInt16(clamping: closeCode.rawValue), reason: text))
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        opened.fire(.failure(Self.upgradeFailure(status: (task.response as? HTTPURLResponse)?.statusCode, error: error)))
+        if let webSocketTask = task as? URLSessionWebSocketTask, webSocketTask.closeCode != .invalid {
+            let reason = webSocketTask.closeReason.flatMap { String(data: $0, encoding: .utf8) } ?? ""
+            ended.fire(WebSocketCloseInfo(code: UInt16(clamping: webSocketTask.closeCode.rawValue), reason: reason))
+        } else {
+            ended.fire(WebSocketCloseInfo(code: nil, reason: error.map { $0.localizedDescription } ?? "connection closed"))
+        }
+        // The session keeps its delegate until it is invalidated; its only task has ended.
+        session.finishTasksAndInvalidate()
+    }
+
+    /// Why a task ended before its socket opened: a response other than 101 is a refused upgrade, reported with its
+    /// status first (`"HTTP 401 unauthorized"`) so ``WebSocketSeamError/isAuthenticationRejection`` can tell;
+    /// without a response the connection failed.
+    static func upgradeFailure(status: Int?, error: (any Error)?) -> WebSocketSeamError {
+        if let status, status != 101 {
+            return .upgradeRejected("HTTP \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))")
+        }
+        return .connectionFailed(error.map { $0.localizedDescription } ?? "the connection ended before it opened")
+    }
+}
+#endif

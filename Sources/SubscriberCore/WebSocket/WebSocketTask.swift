@@ -1,0 +1,46 @@
+#if canImport(Darwin) || canImport(FoundationNetworking)
+import Foundation
+import Logging
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// MARK: - The task seam
+
+/// One WebSocket client task, as ``URLSessionWebSocketConnector`` drives it: the small part of
+/// `URLSessionWebSocketTask` the connector uses, so tests can play the server with a mock task (the pattern of
+/// Apollo iOS's `WebSocketTask` and `MockWebSocketTask`).
+///
+/// The connector calls ``resume()`` once, then ``send(_:)`` and ``receive()`` while the connection is open, and ends
+/// it with ``cancel(with:reason:)`` (closing handshake) or ``cancel()`` (drop). It awaits ``completion()`` from a
+/// task of its own, and never for longer than its close timeout.
+public protocol WebSocketTask: Sendable {
+    /// Starts the task and waits for the server's answer to the upgrade request.
+    ///
+    /// - Returns: the subprotocol the server selected, or `nil` when it selected none.
+    /// - Throws: ``WebSocketSeamError/upgradeRejected(_:)`` with the HTTP status first (`"HTTP 401"`) when the server
+    ///   answered without switching protocols, ``WebSocketSeamError/connectionFailed(_:)`` when no answer came, or
+    ///   `CancellationError`.
+    func resume() async throws -> String?
+
+    /// Sends one message. Throws once the task is closing or has ended.
+    func send(_ message: WebSocketMessage) async throws
+
+    /// The next complete message. Throws once the peer closed, the connection broke, or the task was cancelled
+    /// (a pending call then throws at once).
+    func receive() async throws -> WebSocketMessage
+
+    /// Starts the closing handshake: sends a close frame with `closeCode` and `reason`. Reading ends.
+    func cancel(with closeCode: Int, reason: Data?)
+
+    /// Drops the connection at once, without a closing handshake. A pending ``receive()`` throws promptly.
+    func cancel()
+
+    /// Waits until the task has ended, and tells how: the peer's close code and reason when its close frame
+    /// arrived, otherwise `code` `nil` and a description of the failure. `initiatedLocally` is ignored (the connector
+    /// knows what it did itself).
+    func completion() async -> WebSocketCloseInfo
+}
+
+// MARK: - The connector
+#endif
