@@ -31,8 +31,7 @@ final class GraphQLState: Sendable {
     ) {
         self.configuration = configuration
         self.wallClock = wallClock
-        let (seconds, attoseconds) = configuration.gapSafetyMargin.components
-        self.margin = TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+        self.margin = configuration.gapSafetyMargin.timeInterval
         self.states = states
         self.requests = requests
         self.logger = logger

@@ -35,8 +35,7 @@ final class AppSyncState: Sendable {
         requests: AsyncStream<SupervisorRequest>.Continuation, logger: Logger
     ) {
         self.wallClock = wallClock
-        let (seconds, attoseconds) = margin.components
-        self.margin = TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+        self.margin = margin.timeInterval
         self.rotationTimeout = rotationTimeout
         self.states = states
         self.requests = requests

@@ -114,7 +114,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
             machine.end()
             return (machine.wasAcknowledged, machine.lastReceived, machine.receivedAnything)
         }
-        let wall = receivedAnything ? wallClock.now().addingTimeInterval(-seconds(lastReceived.duration(to: clock.now))) : nil
+        let wall = receivedAnything ? wallClock.now().addingTimeInterval(-lastReceived.duration(to: clock.now).timeInterval) : nil
         logger.debug("link ended", metadata: ["link": "\(id)", "end": "\(end)"])
         return LinkReport(end: end, acknowledged: acknowledged, lastReceived: wall)
     }
@@ -214,11 +214,6 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                 do { try await connection.send(message) } catch { return }  // the reader sees the end
             }
         }
-    }
-
-    private func seconds(_ duration: Duration) -> TimeInterval {
-        let (whole, fraction) = duration.components
-        return TimeInterval(whole) + TimeInterval(fraction) / 1e18
     }
 }
 

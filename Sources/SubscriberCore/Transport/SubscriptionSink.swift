@@ -46,8 +46,7 @@ package final class SubscriptionSink: Sendable {
         self.logger = logger
         self.label = label
         self.wallClock = wallClock
-        let (seconds, attoseconds) = margin.components
-        self.margin = TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+        self.margin = margin.timeInterval
     }
 
     /// Called once when the consumer stops iterating (cancelled or dropped the stream), not when the sink finishes it.
