@@ -12,13 +12,16 @@ final class NIOWebSocketConnection: WebSocketConnection {
     private let maxMessageSize: Int
     private let closedLocally: Locked<Bool>
     private let abortSignal: OneShotSignal<Void>
+    /// Fired when WSClient sent a close on its own (a protocol violation by the server): the link is over.
+    private let unrequestedClose: OneShotSignal<UInt16>
     /// The single iterator, checked out while a `receive()` awaits it (single consumer by the seam's contract).
     private let iterator: Locked<WebSocketInboundStream.AsyncIterator?>
 
     init(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, maxMessageSize: Int,
-        closedLocally: Locked<Bool>, abort: OneShotSignal<Void>
+        closedLocally: Locked<Bool>, unrequestedClose: OneShotSignal<UInt16>, abort: OneShotSignal<Void>
     ) {
+        self.unrequestedClose = unrequestedClose
         self.inbound = inbound
         self.outbound = outbound
         self.maxMessageSize = maxMessageSize
@@ -31,7 +34,7 @@ final class NIOWebSocketConnection: WebSocketConnection {
     var negotiatedSubprotocol: String? { nil }
 
     func receive() async throws -> SubscriberCore.WebSocketMessage? {
-        guard !abortSignal.isFired,
+        guard !abortSignal.isFired, !unrequestedClose.isFired,
             var local = iterator.withLock({ state -> WebSocketInboundStream.AsyncIterator? in
                 defer { state = nil }
                 return state
@@ -39,6 +42,8 @@ final class NIOWebSocketConnection: WebSocketConnection {
         else { return nil }
         let message = try await local.nextMessage(maxSize: maxMessageSize)
         iterator.withLock { $0 = local }
+        // Frames WSClient still reads after failing the connection are not delivered: the link has ended.
+        if unrequestedClose.isFired { return nil }
         switch message {
         case .text(let text)?: return .text(text)
         case .binary(let buffer)?: return .binary(Data(buffer.readableBytesView))

@@ -81,9 +81,14 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         _ body: @escaping @Sendable (any WebSocketConnection) async throws -> Value
     ) async throws -> WebSocketScopeResult<Value> {
         let endpoint = try WebSocketEndpoint(request.url)
+        let closedLocally = Locked<Bool>(false)
+        let unrequestedClose = OneShotSignal<UInt16>()
         let configuration = WebSocketClientConfiguration(
             maxFrameSize: maxFrameSize,
             additionalHeaders: try upgradeHeaders(for: request),
+            extensions: [
+                .nonNegotiatedExtension { UnrequestedCloseWatch(closedLocally: closedLocally, unrequestedClose: unrequestedClose) }
+            ],
             closeTimeout: closeTimeout
         )
         logger.debug(
@@ -91,7 +96,6 @@ public struct NIOWebSocketConnector: WebSocketConnector {
             metadata: ["ws.endpoint": "\(endpoint.redacted)", "ws.subprotocol.count": "\(request.subprotocols.count)"]
         )
         let outcome = Locked<Result<Value, any Error>?>(nil)
-        let closedLocally = Locked<Bool>(false)
         let abort = OneShotSignal<Void>()
         let bodyStarted = OneShotSignal<Void>()
         let bodyEnded = OneShotSignal<Void>()
@@ -113,7 +117,7 @@ public struct NIOWebSocketConnector: WebSocketConnector {
                     bodyStarted.fire()
                     let connection = NIOWebSocketConnection(
                         inbound: inbound, outbound: outbound, maxMessageSize: maxMessageSize,
-                        closedLocally: closedLocally, abort: abort)
+                        closedLocally: closedLocally, unrequestedClose: unrequestedClose, abort: abort)
                     let result: Result<Value, any Error>
                     do { result = .success(try await body(connection)) } catch { result = .failure(error) }
                     outcome.withLock { $0 = result }
@@ -137,6 +141,13 @@ public struct NIOWebSocketConnector: WebSocketConnector {
                     // scope never waits more than closeTimeout for the peer once the body has returned.
                     group.addTask { [closeTimeout] in
                         guard await bodyEnded.wait() != nil else { return .cancelled }
+                        do { try await Task.sleep(for: closeTimeout) } catch { return .cancelled }
+                        return .aborted
+                    }
+                    // WSClient failed the connection itself (see UnrequestedCloseWatch) but keeps reading: the peer
+                    // gets closeTimeout to drop the link, as after any close this side sends.
+                    group.addTask { [closeTimeout] in
+                        guard await unrequestedClose.wait() != nil else { return .cancelled }
                         do { try await Task.sleep(for: closeTimeout) } catch { return .cancelled }
                         return .aborted
                     }
@@ -182,7 +193,11 @@ public struct NIOWebSocketConnector: WebSocketConnector {
                 info = WebSocketCloseInfo(
                     code: UInt16(webSocketErrorCode: frame.closeCode), reason: frame.reason ?? "", initiatedLocally: local)
             case .success(nil)?, nil:
-                info = WebSocketCloseInfo(code: nil, reason: "connection closed without a close code", initiatedLocally: local)
+                if let code = unrequestedClose.value, !local {
+                    info = WebSocketCloseInfo(code: code, reason: "the WebSocket layer failed the connection", initiatedLocally: true)
+                } else {
+                    info = WebSocketCloseInfo(code: nil, reason: "connection closed without a close code", initiatedLocally: local)
+                }
             case .failure(let error)?:
                 info = WebSocketCloseInfo(code: nil, reason: "\(error)", initiatedLocally: local)
             }

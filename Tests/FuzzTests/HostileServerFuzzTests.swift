@@ -18,8 +18,8 @@ import WebSocketNIO
 ///
 /// Environment: `VORTEX_FUZZ_SEED` (decimal or 0x-hex) replays a run; `VORTEX_FUZZ_LONG=1` sends 1M frames per
 /// transport instead of 100k; `VORTEX_FUZZ_FRAMES`, `VORTEX_FUZZ_BATCH`, `VORTEX_FUZZ_INTERVAL_US` tune a run;
-/// `VORTEX_FUZZ_LOG=debug` shows the client's logs; `VORTEX_FUZZ_ZOMBIE=1` reproduces a known open bug (see
-/// `HostileWebSocketServer.Options.answersAfterIgnoringClose`).
+/// `VORTEX_FUZZ_LOG=debug` shows the client's logs; `VORTEX_FUZZ_ZOMBIE=0` stops a connection that ignores the
+/// client's close from answering pings afterwards (see `HostileWebSocketServer.Options.answersAfterIgnoringClose`).
 @Suite("Hostile-server fuzz", .serialized)
 struct HostileServerFuzzTests {
     @Test("AppSync Events heals under a hostile server")
@@ -102,7 +102,7 @@ struct FuzzRun {
         var options = HostileWebSocketServer.Options(dialect: dialect, seed: seed, frameBudget: frames)
         if let batch = FuzzSettings.batchSize { options.batchSize = batch }
         if let interval = FuzzSettings.batchIntervalMicroseconds { options.batchInterval = .microseconds(interval) }
-        options.answersAfterIgnoringClose = FuzzSettings.environment["VORTEX_FUZZ_ZOMBIE"] == "1"
+        options.answersAfterIgnoringClose = FuzzSettings.environment["VORTEX_FUZZ_ZOMBIE"] != "0"
         // graphql-transport-ws ends the link on more of the "benign" frames (a lone surrogate in an id, an empty
         // `next` payload): fewer of them keep reconnects (and the run time) in bounds.
         if dialect == .graphQL { options.mix.benign = 0.03 }

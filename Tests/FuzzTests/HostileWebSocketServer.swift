@@ -30,11 +30,10 @@ final class HostileWebSocketServer: Sendable {
         var keepAliveMilliseconds = 1500
         /// The client's largest frame and message.
         var clientMaxSize = NIOWebSocketConnector.defaultMaxSize
-        /// A connection that ignores the client's close still answers its protocol pings (a zombie link). Off by
-        /// default: it reproduces a known open bug (WSClient sends close 1002 on a frame with RSV bits or a reserved
-        /// opcode but keeps the connection and the inbound stream going, so a server that keeps answering pings holds
-        /// the link open for ever). `VORTEX_FUZZ_ZOMBIE=1` turns it on.
-        var answersAfterIgnoringClose = false
+        /// A connection that ignores the client's close still answers its protocol pings (a zombie link): WSClient
+        /// fails a link on a frame with RSV bits or a reserved opcode by sending close 1002 but keeps reading, and the
+        /// connector must still end the link within its close timeout. `VORTEX_FUZZ_ZOMBIE=0` turns it off.
+        var answersAfterIgnoringClose = true
     }
 
     /// One TCP connection, as the server saw it.

@@ -1,5 +1,7 @@
 import Foundation
+import NIOCore
 import NIOHTTP1
+import NIOWebSocket
 import SubscriberCore
 import Testing
 import WebSocketNIO
@@ -158,6 +160,37 @@ struct NIOWebSocketConnectorTests {
                 await connection.close(code: 1000, reason: "bye")
             }
             #expect(try await server.waitForClientClose() == .init(code: 1000, reason: "bye"))
+        }
+    }
+
+    /// The server ignores the client's close and keeps sending (a zombie link).
+    @Test("a frame WSClient fails the connection on ends receive() within the close timeout", arguments: ["rsv1", "reserved opcode"])
+    func protocolViolationEndsTheLink(violation: String) async throws {
+        try await withServer(.init(answersClose: false)) { server in
+            let quick = NIOWebSocketConnector(closeTimeout: .milliseconds(300))
+            let (received, close) = try await scoped(WebSocketRequest(url: server.url), with: quick) { connection in
+                try await server.send(text: "before")
+                let first = try await connection.receive()
+                var bad = WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: "bad"))
+                if violation == "rsv1" { bad.rsv1 = true } else { bad.opcode = WebSocketOpcode(encodedWebSocketOpcode: 0x3)! }
+                try await server.send(frame: bad)
+                // The zombie: the server ignores the client's close and keeps the link busy.
+                let chatter = Task {
+                    for index in 0..<100 {
+                        try await Task.sleep(for: .milliseconds(20))
+                        try await server.send(text: "after-\(index)")
+                    }
+                }
+                defer { chatter.cancel() }
+                var after: [WebSocketMessage] = []
+                while let message = try await connection.receive() { after.append(message) }
+                return (first, after)
+            }
+            #expect(received.0 == .text("before"))
+            #expect(received.1.isEmpty, "frames read after WSClient failed the connection must not be delivered")
+            #expect(close == WebSocketCloseInfo(code: 1002, reason: "the WebSocket layer failed the connection", initiatedLocally: true))
+            #expect(try await server.waitForClientClose().code == 1002)
+            try await server.waitForDisconnect()
         }
     }
 

@@ -203,6 +203,11 @@ final class ScriptedNIOWebSocketServer: Sendable {
         try await write(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))
     }
 
+    /// Sends any frame, well-formed or not (RSV bits, reserved opcodes).
+    func send(frame: WebSocketFrame) async throws {
+        try await write(frame)
+    }
+
     private func write(_ frame: WebSocketFrame) async throws {
         let client = try await poll("the client connection") { $0.client }
         try await client.writeAndFlush(frame)
