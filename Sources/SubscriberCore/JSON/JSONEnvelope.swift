@@ -78,29 +78,47 @@ public struct JSONEnvelope: Sendable {
     }
 
     /// Decodes the characters of a JSON string (offsets without quotes) into UTF-8 bytes.
+    ///
+    /// The result is never longer than the escaped text, so it is written once into a buffer of that size (no
+    /// per-byte appends: this runs for every AppSync event).
     public static func unescape(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) throws(JSONScanError) -> Data {
-        var output = Data()
-        output.reserveCapacity(range.count)
+        guard !range.isEmpty else { return Data() }
+        var output = Data(count: range.count)
+        var result: Result<Int, JSONScanError> = .success(0)
+        output.withUnsafeMutableBytes { raw in
+            result = Result { () throws(JSONScanError) -> Int in
+                try unescape(bytes, range, into: raw.bindMemory(to: UInt8.self))
+            }
+        }
+        output.count = try result.get()
+        return output
+    }
+
+    /// Writes the unescaped bytes of `range` into `output` (at least `range.count` long); returns how many.
+    private static func unescape(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, into output: UnsafeMutableBufferPointer<UInt8>
+    ) throws(JSONScanError) -> Int {
+        var written = 0
         var index = range.lowerBound
         while index < range.upperBound {
-            // Copy runs without escapes in one go.
-            var runEnd = index
-            while runEnd < range.upperBound && bytes[runEnd] != UInt8(ascii: "\\") { runEnd += 1 }
-            if runEnd > index { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<runEnd])) }
-            index = runEnd
-            guard index < range.upperBound else { break }
+            let byte = bytes[index]
+            guard byte == UInt8(ascii: "\\") else {
+                output[written] = byte
+                written += 1
+                index += 1
+                continue
+            }
             guard index + 1 < range.upperBound else { throw .malformed("dangling escape", offset: index) }
             let escaped = bytes[index + 1]
             index += 2
+            let plain: UInt8
             switch escaped {
-            case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
-            case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"))
-            case UInt8(ascii: "/"): output.append(UInt8(ascii: "/"))
-            case UInt8(ascii: "b"): output.append(0x08)
-            case UInt8(ascii: "f"): output.append(0x0C)
-            case UInt8(ascii: "n"): output.append(0x0A)
-            case UInt8(ascii: "r"): output.append(0x0D)
-            case UInt8(ascii: "t"): output.append(0x09)
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): plain = escaped
+            case UInt8(ascii: "b"): plain = 0x08
+            case UInt8(ascii: "f"): plain = 0x0C
+            case UInt8(ascii: "n"): plain = 0x0A
+            case UInt8(ascii: "r"): plain = 0x0D
+            case UInt8(ascii: "t"): plain = 0x09
             case UInt8(ascii: "u"):
                 var scalar = try hex4(bytes, at: index, limit: range.upperBound)
                 index += 4
@@ -115,13 +133,22 @@ public struct JSONEnvelope: Sendable {
                 } else if (0xDC00...0xDFFF).contains(scalar) {
                     throw .malformed("unpaired surrogate", offset: index)
                 }
-                guard let unicode = Unicode.Scalar(scalar) else { throw .malformed("invalid scalar", offset: index) }
-                output.append(contentsOf: Array(String(Character(unicode)).utf8))
+                guard let unicode = Unicode.Scalar(scalar), let encoded = UTF8.encode(unicode) else {
+                    throw .malformed("invalid scalar", offset: index)
+                }
+                // At most 4 UTF-8 bytes for 6 (or 12) escaped ones: the output stays within range.count.
+                for unit in encoded {
+                    output[written] = unit
+                    written += 1
+                }
+                continue
             default:
                 throw .malformed("invalid escape", offset: index - 1)
             }
+            output[written] = plain
+            written += 1
         }
-        return output
+        return written
     }
 
     private static func hex4(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int, limit: Int) throws(JSONScanError) -> UInt32 {
