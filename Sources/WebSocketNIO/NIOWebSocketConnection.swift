@@ -40,9 +40,15 @@ final class NIOWebSocketConnection: WebSocketConnection {
                 return state
             })
         else { return nil }
-        let message = try await local.nextMessage(maxSize: maxMessageSize)
+        let message: WSClient.WebSocketMessage?
+        do {
+            message = try await local.nextMessage(maxSize: maxMessageSize)
+        } catch where unrequestedClose.isFired {
+            return nil
+        }
         iterator.withLock { $0 = local }
-        // Frames WSClient still reads after failing the connection are not delivered: the link has ended.
+        // Frames WSClient still reads after failing the connection are not delivered: the link has ended. A server that
+        // goes silent instead leaves this call waiting, like any silent server: the engine's liveness timers end it.
         if unrequestedClose.isFired { return nil }
         switch message {
         case .text(let text)?: return .text(text)

@@ -144,13 +144,6 @@ public struct NIOWebSocketConnector: WebSocketConnector {
                         do { try await Task.sleep(for: closeTimeout) } catch { return .cancelled }
                         return .aborted
                     }
-                    // WSClient failed the connection itself (see UnrequestedCloseWatch) but keeps reading: the peer
-                    // gets closeTimeout to drop the link, as after any close this side sends.
-                    group.addTask { [closeTimeout] in
-                        guard await unrequestedClose.wait() != nil else { return .cancelled }
-                        do { try await Task.sleep(for: closeTimeout) } catch { return .cancelled }
-                        return .aborted
-                    }
                     var result: Result<WebSocketCloseFrame?, any Error>?
                     while let step = await group.next() {
                         switch step {

@@ -83,7 +83,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
             do { try await connection.send(message) } catch { break }  // the reader sees the end
         }
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await read(connection, driver, machine, control, timerPoke, ended) }
+            group.addTask { await readInBatches(id: id) { await read(connection, driver, machine, control, timerPoke, ended) } }
             group.addTask { await runTimer(connection, driver, machine, timerPoke, ended) }
             group.addTask { await write(connection, driver, wakes, ended) }
             group.addTask {
@@ -117,6 +117,19 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         let wall = receivedAnything ? wallClock.now().addingTimeInterval(-lastReceived.duration(to: clock.now).timeInterval) : nil
         logger.debug("link ended", metadata: ["link": "\(id)", "end": "\(end)"])
         return LinkReport(end: end, acknowledged: acknowledged, lastReceived: wall)
+    }
+
+    /// Runs the reader on a ``ReaderExecutor`` of its own with a ``DeliveryBatch``: the events of one read's frames
+    /// reach each consumer with one wake-up. Where task executors are not available, events are delivered one by one.
+    private func readInBatches(id: Int, _ reader: @escaping @Sendable () async -> Void) async {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else { return await reader() }
+        let batch = DeliveryBatch()
+        let executor = ReaderExecutor(name: "vortex.link.\(id)") { batch.flush() }
+        await withTaskExecutorPreference(executor) {
+            await DeliveryBatch.$current.withValue(batch) { await reader() }
+        }
+        batch.close()
+        executor.stop()
     }
 
     /// The reader: one frame at a time, handled where it is read.

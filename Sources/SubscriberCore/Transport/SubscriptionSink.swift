@@ -15,7 +15,7 @@ package final class SubscriptionSink: Sendable {
         var reason: LossReport.Reason
     }
 
-    private let continuation: AsyncThrowingStream<SubscriptionEvent, any Error>.Continuation
+    private let buffer: SubscriptionBuffer
     private let pending = Locked<PendingLoss?>(nil)
     private let logger: Logger
     private let label: String
@@ -32,17 +32,15 @@ package final class SubscriptionSink: Sendable {
     package static func make(
         bufferLimit: Int, label: String, logger: Logger, wallClock: WallClock = .system, margin: Duration = .zero
     ) -> (stream: AsyncThrowingStream<SubscriptionEvent, any Error>, sink: SubscriptionSink) {
-        let (stream, continuation) = AsyncThrowingStream<SubscriptionEvent, any Error>.makeStream(
-            bufferingPolicy: .bufferingOldest(max(1, bufferLimit)))
-        let sink = SubscriptionSink(continuation: continuation, logger: logger, label: label, wallClock: wallClock, margin: margin)
-        return (stream, sink)
+        let buffer = SubscriptionBuffer(limit: bufferLimit)
+        let sink = SubscriptionSink(buffer: buffer, logger: logger, label: label, wallClock: wallClock, margin: margin)
+        return (buffer.makeStream(), sink)
     }
 
     private init(
-        continuation: AsyncThrowingStream<SubscriptionEvent, any Error>.Continuation, logger: Logger, label: String,
-        wallClock: WallClock, margin: Duration
+        buffer: SubscriptionBuffer, logger: Logger, label: String, wallClock: WallClock, margin: Duration
     ) {
-        self.continuation = continuation
+        self.buffer = buffer
         self.logger = logger
         self.label = label
         self.wallClock = wallClock
@@ -51,19 +49,45 @@ package final class SubscriptionSink: Sendable {
 
     /// Called once when the consumer stops iterating (cancelled or dropped the stream), not when the sink finishes it.
     package func onConsumerGone(_ handler: @escaping @Sendable () -> Void) {
-        continuation.onTermination = { termination in
-            if case .cancelled = termination { handler() }
-        }
+        buffer.onConsumerGone(handler)
     }
 
     /// Delivers an event; returns `false` once the consumer has gone.
+    ///
+    /// On a reader running with a ``DeliveryBatch`` the event is queued at once but the consumer is woken when the
+    /// batch flushes (the reader suspends), once for all of the batch's events.
     @discardableResult
     package func yield(_ event: SubscriptionEvent) -> Bool {
+        let delivered = deliver(event)
+        if let batch = DeliveryBatch.current, batch.hold(self) { return delivered }
+        buffer.signal()
+        return delivered
+    }
+
+    /// Wakes the consumer for the events a ``DeliveryBatch`` queued.
+    func signal() {
+        buffer.signal()
+    }
+
+    /// Reports events lost for another reason than a full buffer (unreadable, or the server's delivery error).
+    package func reportLoss(count: Int, reason: LossReport.Reason) {
+        recordLoss(count: count, reason: reason)
+        _ = flushLoss()
+        buffer.signal()
+    }
+
+    /// Ends the stream normally or with an error.
+    package func finish(throwing error: (any Error)? = nil) {
+        _ = flushLoss()
+        buffer.finish(throwing: error)
+    }
+
+    private func deliver(_ event: SubscriptionEvent) -> Bool {
         if pending.withLock({ $0 != nil }), !flushLoss() {
             recordLoss(count: 1, reason: .bufferOverflow)
             return true
         }
-        switch continuation.yield(event) {
+        switch buffer.enqueue(event) {
         case .enqueued:
             return true
         case .dropped:
@@ -71,21 +95,7 @@ package final class SubscriptionSink: Sendable {
             return true
         case .terminated:
             return false
-        @unknown default:
-            return true
         }
-    }
-
-    /// Reports events lost for another reason than a full buffer (unreadable, or the server's delivery error).
-    package func reportLoss(count: Int, reason: LossReport.Reason) {
-        recordLoss(count: count, reason: reason)
-        _ = flushLoss()
-    }
-
-    /// Ends the stream normally or with an error.
-    package func finish(throwing error: (any Error)? = nil) {
-        _ = flushLoss()
-        continuation.finish(throwing: error)
     }
 
     private func recordLoss(count: Int, reason: LossReport.Reason) {
@@ -110,7 +120,7 @@ package final class SubscriptionSink: Sendable {
         guard let loss = pending.withLock({ $0 }) else { return true }
         let report = LossReport(
             count: loss.count, window: GapWindow(start: loss.first.addingTimeInterval(-margin), end: loss.last), reason: loss.reason)
-        switch continuation.yield(.lost(report)) {
+        switch buffer.enqueue(.lost(report)) {
         case .enqueued, .terminated:
             pending.withLock { current in
                 // Losses recorded meanwhile (another task) stay pending beyond what was reported.
@@ -122,8 +132,6 @@ package final class SubscriptionSink: Sendable {
             }
             return true
         case .dropped:
-            return false
-        @unknown default:
             return false
         }
     }

@@ -1,0 +1,113 @@
+import Foundation
+import Logging
+import RealtimeTesting
+import Testing
+
+@testable import SubscriberCore
+
+/// The reader's batched delivery: ``DeliveryBatch``, ``SubscriptionBuffer`` and ``ReaderExecutor``.
+@Suite("Batched delivery")
+struct DeliveryBatchTests {
+    private static let logger = Logger(label: "test.batch")
+
+    private func event(_ n: Int) -> SubscriptionEvent { .payload(RealtimePayload(json: Data("\(n)".utf8))) }
+
+    @Test("events yielded under a batch are queued at once, in order, and a waiting consumer is woken by the flush")
+    func batchQueuesAndFlushWakes() async throws {
+        let (stream, sink) = SubscriptionSink.make(bufferLimit: 100, label: "batch", logger: Self.logger)
+        let received = Locked<[SubscriptionEvent]>([])
+        let firstArrived = OneShotSignal<Void>()
+        let consumer = Task {
+            for try await event in stream {
+                received.withLock { $0.append(event) }
+                firstArrived.fire()
+            }
+        }
+        let batch = DeliveryBatch()
+        DeliveryBatch.$current.withValue(batch) {
+            for n in 1...10 { sink.yield(event(n)) }
+        }
+        batch.flush()
+        try await withTestTimeout(5, "the flushed events") { _ = await firstArrived.wait() }
+        sink.finish()
+        _ = try await withTestTimeout(5, "the consumer") { try await consumer.value }
+        #expect(received.withLock { $0 } == (1...10).map(event))
+    }
+
+    @Test("a batch flushes by itself once holdLimit events are held, and a closed batch delivers at once")
+    func holdLimitAndClose() async throws {
+        let (stream, sink) = SubscriptionSink.make(bufferLimit: 1000, label: "batch", logger: Self.logger)
+        let received = Locked<[SubscriptionEvent]>([])
+        let firstArrived = OneShotSignal<Void>()
+        // A consumer already waiting must be woken by the limit, without any explicit flush.
+        let consumer = Task {
+            for try await event in stream {
+                received.withLock { $0.append(event) }
+                firstArrived.fire()
+            }
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        let batch = DeliveryBatch()
+        DeliveryBatch.$current.withValue(batch) {
+            for n in 1...DeliveryBatch.holdLimit { sink.yield(event(n)) }
+        }
+        try await withTestTimeout(5, "the limit's flush") { _ = await firstArrived.wait() }
+        batch.close()
+        DeliveryBatch.$current.withValue(batch) { sink.yield(event(1000)) }
+        sink.finish()
+        _ = try await withTestTimeout(5, "the consumer") { try await consumer.value }
+        #expect(received.withLock { $0 } == (1...DeliveryBatch.holdLimit).map(event) + [event(1000)])
+    }
+
+    @Test("dropping the stream, or cancelling its consumer, counts as the consumer having gone")
+    func consumerGone() async throws {
+        let dropped = OneShotSignal<Void>()
+        do {
+            let (stream, sink) = SubscriptionSink.make(bufferLimit: 4, label: "batch", logger: Self.logger)
+            sink.onConsumerGone { dropped.fire() }
+            _ = stream
+        }
+        #expect(dropped.isFired)
+
+        let cancelled = OneShotSignal<Void>()
+        let (stream, sink) = SubscriptionSink.make(bufferLimit: 4, label: "batch", logger: Self.logger)
+        sink.onConsumerGone { cancelled.fire() }
+        let consumer = Task { for try await _ in stream {} }
+        try await Task.sleep(for: .milliseconds(20))
+        consumer.cancel()
+        try await withTestTimeout(5, "the cancellation") { _ = await cancelled.wait() }
+        #expect(sink.yield(event(1)) == false)
+    }
+
+    @Test("a stream finished with an error ends with it after the queued events; finishing is not the consumer going")
+    func finishWithError() async throws {
+        let (stream, sink) = SubscriptionSink.make(bufferLimit: 4, label: "batch", logger: Self.logger)
+        let gone = Locked(false)
+        sink.onConsumerGone { gone.withLock { $0 = true } }
+        sink.yield(event(1))
+        sink.finish(throwing: RealtimeError.disconnected)
+        var iterator = stream.makeAsyncIterator()
+        #expect(try await iterator.next() == event(1))
+        await #expect(throws: RealtimeError.self) { _ = try await iterator.next() }
+        #expect(try await iterator.next() == nil)
+        #expect(gone.withLock { $0 } == false)
+    }
+
+    @Test("the reader executor runs a task's jobs on its thread and reports each suspension")
+    func readerExecutorReportsSuspensions() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else { return }
+        let suspensions = Locked(0)
+        let executor = ReaderExecutor(name: "test.reader") { suspensions.withLock { $0 += 1 } }
+        @Sendable func threadName() -> String? { Thread.current.name }
+        let names = await withTaskExecutorPreference(executor) { () async -> [String?] in
+            var names: [String?] = [threadName()]
+            try? await Task.sleep(for: .milliseconds(10))
+            names.append(threadName())
+            return names
+        }
+        executor.stop()
+        #expect(names == ["test.reader", "test.reader"])
+        // At least once for the sleep, once when the task hopped back off the executor.
+        #expect(suspensions.withLock { $0 } >= 2)
+    }
+}
