@@ -43,7 +43,7 @@ final class NIOWebSocketConnection: WebSocketConnection {
         let message: WSClient.WebSocketMessage?
         do {
             message = try await local.nextMessage(maxSize: maxMessageSize)
-        } catch where unrequestedClose.isFired {
+        } catch  where unrequestedClose.isFired {
             return nil
         }
         iterator.withLock { $0 = local }
