@@ -1,6 +1,8 @@
-import BackendNotifier
 import Foundation
+import RealtimeTesting
 import Testing
+
+@testable import BackendNotifier
 
 /// Decoding of the nine payloads and the legacy merged outputs from realistic JSON, tolerance (unknown fields,
 /// missing optional fields, unknown enum values), readable failures, ISO 8601 dates, and the merged ↔ split
@@ -310,6 +312,34 @@ struct ModelDecodingTests {
         let payload = PlanStateOutput(timestamp: text)
         #expect(payload.date == date)
         #expect(VortexEvent.plan(payload).date == date)
+    }
+
+    @Test("the hand-written fast path agrees with Foundation's ISO 8601 parser (seeded random timestamps)")
+    func fastTimestampsAgreeWithFoundation() throws {
+        var rng = SplitMix64(seed: 0x1508)
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        for _ in 0..<2_000 {
+            let seconds = Int(rng.next() % 4_102_444_800)  // 1970...2100
+            let utc = Date(timeIntervalSince1970: Double(seconds)).formatted(Date.ISO8601FormatStyle())
+            let digits = Int(rng.next() % 4)
+            let fraction = digits == 0 ? "" : "." + String((0..<digits).map { _ in Character("\(rng.next() % 10)") })
+            let offsetMinutes = Int(rng.next() % 1_439) - 719
+            var text = String(utc.dropLast()) + fraction
+            if rng.next() % 2 == 0 {
+                text += "Z"
+            } else {
+                let sign = offsetMinutes < 0 ? "-" : "+"
+                text += sign + String(format: "%02d:%02d", abs(offsetMinutes) / 60, abs(offsetMinutes) % 60)
+            }
+            let fast = try #require(ISO8601Timestamp.fastDate(text), "\(text)")
+            let reference = try style.parse(text.contains(".") ? text : text.replacingOccurrences(of: "Z", with: ".0Z"))
+            #expect(abs(fast.timeIntervalSince(reference)) < 0.000_5, "\(text)")
+        }
+        for invalid in [
+            "2025-02-29T10:00:00Z", "2025-13-01T10:00:00Z", "2025-01-15T24:00:00Z", "2025-01-15T10:30:00.Z", "2025-01-15T10:30:00+0900",
+        ] {
+            #expect(ISO8601Timestamp.fastDate(invalid) == nil, "\(invalid)")
+        }
     }
 
     @Test(
