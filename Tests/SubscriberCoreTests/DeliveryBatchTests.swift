@@ -5,7 +5,7 @@ import Testing
 
 @testable import SubscriberCore
 
-/// The reader's batched delivery: ``DeliveryBatch``, ``SubscriptionBuffer`` and ``ReaderExecutor``.
+/// The reader's batched delivery: ``DeliveryBatch``, ``StreamBuffer`` and ``BatchingExecutor``.
 @Suite("Batched delivery")
 struct DeliveryBatchTests {
     private static let logger = Logger(label: "test.batch")
@@ -93,21 +93,35 @@ struct DeliveryBatchTests {
         #expect(gone.withLock { $0 } == false)
     }
 
-    @Test("the reader executor runs a task's jobs on its thread and reports each suspension")
-    func readerExecutorReportsSuspensions() async throws {
+    @Test("the batching executor runs a reader on its thread and wakes the reader's consumers when it suspends")
+    func batchingExecutorFlushesOnSuspension() async throws {
         guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else { return }
-        let suspensions = Locked(0)
-        let executor = ReaderExecutor(name: "test.reader") { suspensions.withLock { $0 += 1 } }
-        @Sendable func threadName() -> String? { Thread.current.name }
-        let names = await withTaskExecutorPreference(executor) { () async -> [String?] in
-            var names: [String?] = [threadName()]
-            try? await Task.sleep(for: .milliseconds(10))
-            names.append(threadName())
-            return names
+        let executor = BatchingExecutor(name: "test.reader")
+        let (stream, sink) = SubscriptionSink.make(bufferLimit: 100, label: "batch", logger: Self.logger)
+        let delivered = OneShotSignal<Void>()
+        let consumer = Task {
+            var received: [SubscriptionEvent] = []
+            for try await event in stream {
+                received.append(event)
+                if received.count == 2 { delivered.fire() }
+            }
+            return received
         }
+        @Sendable func threadName() -> String? { Thread.current.name }
+        let names = try await withTestTimeout(5, "the consumer to be woken by the reader's suspension") {
+            await executor.run { () async -> [String?] in
+                var names: [String?] = [threadName()]
+                // Held by the reader's batch, never flushed explicitly: only the suspension below can wake the consumer.
+                sink.yield(event(1))
+                sink.yield(event(2))
+                _ = await delivered.wait()
+                names.append(threadName())
+                return names
+            }
+        }
+        sink.finish()
         executor.stop()
         #expect(names == ["test.reader", "test.reader"])
-        // At least once for the sleep, once when the task hopped back off the executor.
-        #expect(suspensions.withLock { $0 } >= 2)
+        #expect(try await withTestTimeout(5, "the consumer") { try await consumer.value } == [event(1), event(2)])
     }
 }

@@ -41,6 +41,9 @@ public actor BackendNotifier {
     /// The active transport's name, readable from the delivery path without hopping onto the actor.
     let activeName: Locked<String>
     let states = NotifierStateBroadcaster()
+    /// The thread the upstream pumps run on: each pump drains what its transport stream has, then the observers it
+    /// delivered to are woken once (see `BatchedDelivery`).
+    let delivery = BatchedDelivery(name: "vortex.notifier")
 
     var transport: any RealtimeTransport
     var userId: String?
@@ -110,6 +113,11 @@ public actor BackendNotifier {
         self.transport = transport
         self.userId = userId
         self.organizationId = organizationId
+    }
+
+    deinit {
+        // The thread ends once the pumps still running (they hold no reference to the notifier) have ended too.
+        delivery.stop()
     }
 
     // MARK: The merged legacy API
@@ -224,24 +232,27 @@ public actor BackendNotifier {
         let router = self.router
         let dialect = transport.dialect
         let name = transport.name
+        let delivery = self.delivery
         let task = Task { [weak self] in
             let stream = await transport.subscribe(request)
-            do {
-                for try await event in stream {
-                    switch event {
-                    case .payload(let payload):
-                        if gate.withLock({ $0 }) { router.route(payload, from: upstream, dialect: dialect) }
-                    case .live:
-                        await self?.upstreamLive(upstream, generation: generation, transport: name)
-                    case .resumed(let gap):
-                        if gate.withLock({ $0 }) { await self?.emit(.resumed(stream: upstream.rawValue, transport: name, gap: gap)) }
-                    case .lost(let loss):
-                        if gate.withLock({ $0 }) { await self?.emit(.eventsLost(stream: upstream.rawValue, transport: name, loss: loss)) }
+            await delivery.run { [weak self] in
+                do {
+                    for try await event in stream {
+                        switch event {
+                        case .payload(let payload):
+                            if gate.withLock({ $0 }) { router.route(payload, from: upstream, dialect: dialect) }
+                        case .live:
+                            await self?.upstreamLive(upstream, generation: generation, transport: name)
+                        case .resumed(let gap):
+                            if gate.withLock({ $0 }) { await self?.emit(.resumed(stream: upstream.rawValue, transport: name, gap: gap)) }
+                        case .lost(let loss):
+                            if gate.withLock({ $0 }) { await self?.emit(.eventsLost(stream: upstream.rawValue, transport: name, loss: loss)) }
+                        }
                     }
+                    await self?.upstreamEnded(upstream, generation: generation, error: nil, transport: name)
+                } catch {
+                    await self?.upstreamEnded(upstream, generation: generation, error: error, transport: name)
                 }
-                await self?.upstreamEnded(upstream, generation: generation, error: nil, transport: name)
-            } catch {
-                await self?.upstreamEnded(upstream, generation: generation, error: error, transport: name)
             }
         }
         return UpstreamRun(generation: generation, task: task, gate: gate)

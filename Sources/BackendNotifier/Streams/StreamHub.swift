@@ -2,11 +2,12 @@ import Logging
 import SubscriberCore
 
 /// One public notifier stream (for example `devicePresenceValues()`): any number of observers, each with its own
-/// bounded buffer. Thread-safe, so upstream tasks deliver without hopping onto the notifier actor.
+/// bounded buffer. Thread-safe, so upstream tasks deliver without hopping onto the notifier actor; on an upstream pump
+/// with batched delivery, each observer is woken once per batch rather than once per value.
 final class StreamHub<Value: Sendable>: Sendable {
     private struct State {
         var nextID = 0
-        var observers: [Int: AsyncStream<Value>.Continuation] = [:]
+        var observers: [Int: StreamBuffer<Value>] = [:]
         var delivered = 0
         var dropped = 0
     }
@@ -26,15 +27,13 @@ final class StreamHub<Value: Sendable>: Sendable {
 
     /// A new observer stream. `onLastObserverGone` runs when this observer cancels and no other remains.
     func makeStream(onLastObserverGone: @escaping @Sendable () -> Void) -> AsyncStream<Value> {
-        let buffering: AsyncStream<Value>.Continuation.BufferingPolicy =
-            policy.overflow == .dropOldest ? .bufferingNewest(policy.limit) : .bufferingOldest(policy.limit)
-        let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: buffering)
+        let buffer = StreamBuffer<Value>(limit: policy.limit, policy: policy.overflow == .dropOldest ? .dropOldest : .dropNewest)
         let id = state.withLock { state in
             defer { state.nextID += 1 }
-            state.observers[state.nextID] = continuation
+            state.observers[state.nextID] = buffer
             return state.nextID
         }
-        continuation.onTermination = { [weak self] _ in
+        buffer.onConsumerGone { [weak self] in
             guard let self else { return }
             let empty = self.state.withLock { state in
                 state.observers.removeValue(forKey: id)
@@ -42,7 +41,7 @@ final class StreamHub<Value: Sendable>: Sendable {
             }
             if empty { onLastObserverGone() }
         }
-        return stream
+        return buffer.makeStream()
     }
 
     /// Delivers to every observer; returns how many received it.
@@ -52,14 +51,14 @@ final class StreamHub<Value: Sendable>: Sendable {
         var received = 0
         var drops = 0
         for observer in observers {
-            switch observer.yield(value) {
+            switch observer.enqueue(value) {
             case .enqueued: received += 1
             case .dropped:
                 received += 1
                 drops += 1
             case .terminated: break
-            @unknown default: break
             }
+            observer.signalOrHold()
         }
         state.withLock { state in
             state.delivered += received

@@ -119,17 +119,12 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         return LinkReport(end: end, acknowledged: acknowledged, lastReceived: wall)
     }
 
-    /// Runs the reader on a ``ReaderExecutor`` of its own with a ``DeliveryBatch``: the events of one read's frames
-    /// reach each consumer with one wake-up. Where task executors are not available, events are delivered one by one.
-    private func readInBatches(id: Int, _ reader: @escaping @Sendable () async -> Void) async {
-        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else { return await reader() }
-        let batch = DeliveryBatch()
-        let executor = ReaderExecutor(name: "vortex.link.\(id)") { batch.flush() }
-        await withTaskExecutorPreference(executor) {
-            await DeliveryBatch.$current.withValue(batch) { await reader() }
-        }
-        batch.close()
-        executor.stop()
+    /// Runs the reader on a thread of its own with batched delivery (``BatchedDelivery``): the events of one read's
+    /// frames reach each consumer with one wake-up.
+    private func readInBatches(id: Int, _ reader: @Sendable () async -> Void) async {
+        let delivery = BatchedDelivery(name: "vortex.link.\(id)")
+        await delivery.run(reader)
+        delivery.stop()
     }
 
     /// The reader: one frame at a time, handled where it is read.

@@ -15,7 +15,7 @@ package final class SubscriptionSink: Sendable {
         var reason: LossReport.Reason
     }
 
-    private let buffer: SubscriptionBuffer
+    private let buffer: StreamBuffer<SubscriptionEvent>
     private let pending = Locked<PendingLoss?>(nil)
     private let logger: Logger
     private let label: String
@@ -32,13 +32,13 @@ package final class SubscriptionSink: Sendable {
     package static func make(
         bufferLimit: Int, label: String, logger: Logger, wallClock: WallClock = .system, margin: Duration = .zero
     ) -> (stream: AsyncThrowingStream<SubscriptionEvent, any Error>, sink: SubscriptionSink) {
-        let buffer = SubscriptionBuffer(limit: bufferLimit)
+        let buffer = StreamBuffer<SubscriptionEvent>(limit: bufferLimit)
         let sink = SubscriptionSink(buffer: buffer, logger: logger, label: label, wallClock: wallClock, margin: margin)
-        return (buffer.makeStream(), sink)
+        return (buffer.makeThrowingStream(), sink)
     }
 
     private init(
-        buffer: SubscriptionBuffer, logger: Logger, label: String, wallClock: WallClock, margin: Duration
+        buffer: StreamBuffer<SubscriptionEvent>, logger: Logger, label: String, wallClock: WallClock, margin: Duration
     ) {
         self.buffer = buffer
         self.logger = logger
@@ -59,14 +59,8 @@ package final class SubscriptionSink: Sendable {
     @discardableResult
     package func yield(_ event: SubscriptionEvent) -> Bool {
         let delivered = deliver(event)
-        if let batch = DeliveryBatch.current, batch.hold(self) { return delivered }
-        buffer.signal()
+        buffer.signalOrHold()
         return delivered
-    }
-
-    /// Wakes the consumer for the events a ``DeliveryBatch`` queued.
-    func signal() {
-        buffer.signal()
     }
 
     /// Reports events lost for another reason than a full buffer (unreadable, or the server's delivery error).

@@ -1,0 +1,192 @@
+/// The bounded queue between a producer and the one consumer of an async stream: subscription streams and the
+/// notifier's observer streams.
+///
+/// Unlike the buffers of `AsyncStream` and `AsyncThrowingStream` it separates adding an element from waking the
+/// consumer: a producer running with a ``DeliveryBatch`` enqueues a whole read's worth and the consumer wakes once
+/// per batch instead of once per element. Otherwise it behaves like those streams' buffers: a full queue drops the
+/// new element (``OverflowPolicy/dropNewest``) or the oldest queued one (``OverflowPolicy/dropOldest``), the stream
+/// ends after the queued elements, and the consumer cancelling its task or dropping the stream counts as the
+/// consumer having gone.
+///
+/// Inlinable: it is on the per-event path of other modules, which then get code specialised for their element type.
+package final class StreamBuffer<Element: Sendable>: DeliverySignal, Sendable {
+    /// What a full queue gives up.
+    package enum OverflowPolicy: Sendable {
+        /// The new element (like `.bufferingOldest`).
+        case dropNewest
+        /// The oldest queued element (like `.bufferingNewest`).
+        case dropOldest
+    }
+
+    /// What happened to an enqueued element.
+    package enum Enqueued: Sendable {
+        /// Queued.
+        case enqueued
+        /// The queue was full: the element, or the oldest queued one, was dropped (the policy says which).
+        case dropped
+        /// The stream ended or the consumer has gone: nothing was queued.
+        case terminated
+    }
+
+    @usableFromInline
+    struct State {
+        @usableFromInline var elements: [Element] = []
+        @usableFromInline var head = 0
+        @usableFromInline var waiter: UnsafeContinuation<Element?, any Error>?
+        /// Set by `finish`: how the stream ends once the queue is drained (`nil` error: normally).
+        @usableFromInline var end: (any Error)?? = nil
+        /// The end was handed to the consumer.
+        @usableFromInline var ended = false
+        /// The consumer cancelled or dropped the stream.
+        @usableFromInline var gone = false
+        @usableFromInline var goneHandler: (@Sendable () -> Void)?
+
+        @usableFromInline init() {}
+
+        @inlinable var count: Int { elements.count - head }
+
+        @inlinable
+        mutating func popFirst() -> Element {
+            let element = elements[head]
+            head += 1
+            if head == elements.count {
+                elements.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 256 && head * 2 >= elements.count {
+                elements.removeFirst(head)
+                head = 0
+            }
+            return element
+        }
+
+        /// What `next()` returns without waiting, if anything.
+        @inlinable
+        mutating func ready() -> Result<Element?, any Error>? {
+            if count > 0 { return .success(popFirst()) }
+            if gone || ended { return .success(nil) }
+            if let end {
+                ended = true
+                return end.map { .failure($0) } ?? .success(nil)
+            }
+            return nil
+        }
+    }
+
+    @usableFromInline let limit: Int
+    @usableFromInline let policy: OverflowPolicy
+    @usableFromInline let state = Locked(State())
+
+    /// Creates an empty buffer holding at most `limit` elements (at least 1).
+    package init(limit: Int, policy: OverflowPolicy = .dropNewest) {
+        self.limit = max(1, limit)
+        self.policy = policy
+    }
+
+    /// The stream the consumer iterates, ending with an error if ``finish(throwing:)`` got one. Dropping it (and its
+    /// iterators) counts as the consumer having gone.
+    package func makeThrowingStream() -> AsyncThrowingStream<Element, any Error> {
+        let token = ConsumerToken(self)
+        return AsyncThrowingStream { try await token.buffer.next() }
+    }
+
+    /// The stream the consumer iterates, for buffers that never finish with an error.
+    package func makeStream() -> AsyncStream<Element> {
+        let token = ConsumerToken(self)
+        return AsyncStream { (try? await token.buffer.next()) ?? nil }
+    }
+
+    /// Queues `element` without waking the consumer; call ``signal()`` after the last element of a batch.
+    @inlinable
+    package func enqueue(_ element: Element) -> Enqueued {
+        state.withLock { state in
+            if state.gone || state.end != nil { return .terminated }
+            guard state.count >= limit else {
+                state.elements.append(element)
+                return .enqueued
+            }
+            if policy == .dropOldest {
+                _ = state.popFirst()
+                state.elements.append(element)
+            }
+            return .dropped
+        }
+    }
+
+    /// Wakes a waiting consumer if there is something for it.
+    @inlinable
+    package func signal() {
+        let wake = state.withLock { state -> (UnsafeContinuation<Element?, any Error>, Result<Element?, any Error>)? in
+            guard let waiter = state.waiter, let ready = state.ready() else { return nil }
+            state.waiter = nil
+            return (waiter, ready)
+        }
+        if let (waiter, result) = wake { waiter.resume(with: result) }
+    }
+
+    /// Ends the stream after the queued elements, normally or with `error`, and wakes the consumer.
+    package func finish(throwing error: (any Error)? = nil) {
+        state.withLock { state in
+            if state.end == nil && !state.gone { state.end = .some(error) }
+        }
+        signal()
+    }
+
+    /// Whether the consumer has gone or the stream was finished.
+    package var isTerminated: Bool { state.withLock { $0.gone || $0.end != nil } }
+
+    /// Runs `handler` once if the consumer cancels or drops the stream before it was finished; at once if it already
+    /// did.
+    package func onConsumerGone(_ handler: @escaping @Sendable () -> Void) {
+        let callNow = state.withLock { state -> Bool in
+            if state.gone { return state.end == nil }
+            state.goneHandler = handler
+            return false
+        }
+        if callNow { handler() }
+    }
+
+    /// The consumer's side: the next element, waiting for one; `nil` at the end.
+    @inlinable
+    func next() async throws -> Element? {
+        if Task.isCancelled {
+            consumerGone()
+            return nil
+        }
+        if let ready = state.withLock({ $0.ready() }) { return try ready.get() }
+        return try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Element?, any Error>) in
+                let ready = state.withLock { state -> Result<Element?, any Error>? in
+                    if let ready = state.ready() { return ready }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        } onCancel: {
+            consumerGone()
+        }
+    }
+
+    @usableFromInline
+    func consumerGone() {
+        let (waiter, handler) = state.withLock { state -> (UnsafeContinuation<Element?, any Error>?, (@Sendable () -> Void)?) in
+            guard !state.gone else { return (nil, nil) }
+            state.gone = true
+            let waiter = state.waiter
+            state.waiter = nil
+            state.elements.removeAll()
+            state.head = 0
+            defer { state.goneHandler = nil }
+            return (waiter, state.end != nil ? nil : state.goneHandler)
+        }
+        waiter?.resume(returning: nil)
+        handler?()
+    }
+}
+
+/// Held by the consumer's stream only: when the stream and its iterators are gone, so is the consumer.
+private final class ConsumerToken<Element: Sendable>: Sendable {
+    let buffer: StreamBuffer<Element>
+    init(_ buffer: StreamBuffer<Element>) { self.buffer = buffer }
+    deinit { buffer.consumerGone() }
+}
