@@ -48,6 +48,7 @@ public struct VortexEventDecoder: Sendable {
     /// Decodes `json` as `type`: for the merged legacy outputs (``DeviceStateOutput``,
     /// ``OrganizationStateOutput``) and any other payload model, with the same error translation.
     public func decodeLegacy<T: Decodable>(_ type: T.Type, from json: Data) -> Result<T, VortexDecodingError> {
+        if let value = FlatJSONDecoder.decode(type, from: json) { return .success(value) }
         let model = String(describing: type)
         do {
             return .success(try decoder.decode(type, from: json))

@@ -1,0 +1,85 @@
+import Foundation
+import RealtimeTesting
+import SubscriberCore
+import Testing
+
+@testable import BackendNotifier
+
+/// The fast decoding path must never disagree with `JSONDecoder`: whenever it answers, `JSONDecoder` decodes the same
+/// JSON to an equal value. Checked on every fixture and on seeded mutations of them (values of other types, escapes,
+/// non-ASCII text, odd numbers, nested objects, arrays, duplicate and unknown keys).
+@Suite("Flat JSON decoding fast path")
+struct FlatJSONDecoderTests {
+    @Test("agrees with JSONDecoder on every fixture and on seeded mutations of them")
+    func agreesWithJSONDecoder() throws {
+        var rng = SplitMix64(seed: 0x5EED_F1A7)
+        var fast = 0
+        var total = 0
+        func check<T: Decodable & Equatable>(_ type: T.Type, _ fixture: String, mutations: Int) throws {
+            let json = try ModelDecodingTests.fixture(fixture)
+            let original = try #require(FlatJSONDecoder.decode(type, from: json), "the fast path must apply to \(fixture)")
+            #expect(original == (try JSONDecoder().decode(type, from: json)))
+            let members = try Self.members(of: json)
+            for _ in 0..<mutations {
+                let mutated = Self.mutate(members, &rng)
+                let text = Data(mutated.utf8)
+                total += 1
+                guard let value = FlatJSONDecoder.decode(type, from: text) else { continue }
+                fast += 1
+                let reference = try? JSONDecoder().decode(type, from: text)
+                #expect(reference == value, "\(fixture): \(mutated)")
+            }
+        }
+        try check(DevicePresenceOutput.self, "devicePresence", mutations: 400)
+        try check(DeviceStateOutput.self, "devicePresence", mutations: 200)
+        try check(DeviceRecordingOutput.self, "deviceRecording", mutations: 300)
+        try check(DeviceFirmwareOutput.self, "deviceFirmware", mutations: 300)
+        try check(ArchiveStateOutput.self, "archiveState", mutations: 300)
+        try check(LicenseStateOutput.self, "licensePhase", mutations: 300)
+        try check(PlanStateOutput.self, "plan", mutations: 300)
+        try check(OrganizationStateOutput.self, "licensePhase", mutations: 200)
+        try check(RoleChangeOutput.self, "roleChanged", mutations: 300)
+        try check(UserTokenRevokeOutput.self, "tokenRevoked", mutations: 300)
+        // AI settings carry a JSONValue (options), which the fast path leaves to JSONDecoder.
+        #expect(FlatJSONDecoder.decode(AISettingsOutput.self, from: try ModelDecodingTests.fixture("aiSettings")) == nil)
+        // Not vacuous: many mutations keep the fast path (the rest, mostly invalid on purpose, are JSONDecoder's to judge).
+        #expect(fast * 5 > total, "the fast path applied to \(fast) of \(total) mutations")
+    }
+
+    /// The fixture's top-level members as key and raw value text.
+    private static func members(of json: Data) throws -> [(String, String)] {
+        try json.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            return try JSONEnvelope(scanning: bytes).members.map {
+                (String(decoding: bytes[$0.key], as: UTF8.self), String(decoding: bytes[$0.rawValue], as: UTF8.self))
+            }
+        }
+    }
+
+    private static let values = [
+        #""plain""#, #""esc\"aped\\""#, #""\u00e9t\u00e9""#, #""été""#, #""\ud83d\ude00""#, #""\ud800""#, #""""#,
+        "42", "-7", "0", "-0", "2.5", "1e3", "1E-2", "1e400", "01", "1.", "123456789012345678901234", "true", "false", "null",
+        #"{"a":1}"#, #"{"termsAgreement":true,"uuid":"u"}"#, "[1,2]", "[]", "{}",
+    ]
+
+    /// One to three edits: a value replaced, a key added or repeated, a key dropped.
+    private static func mutate(_ members: [(String, String)], _ rng: inout SplitMix64) -> String {
+        var members = members
+        for _ in 0...(rng.next() % 3) {
+            let value = values[Int(rng.next() % UInt64(values.count))]
+            switch rng.next() % 5 {
+            case 0, 1:
+                let index = Int(rng.next() % UInt64(members.count))
+                members[index].1 = value
+            case 2:
+                members.append(("unknownField", value))
+            case 3:
+                let index = Int(rng.next() % UInt64(members.count))
+                members.append((members[index].0, value))
+            default:
+                if members.count > 1 { members.remove(at: Int(rng.next() % UInt64(members.count))) }
+            }
+        }
+        return "{" + members.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+}
