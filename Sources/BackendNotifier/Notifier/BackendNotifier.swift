@@ -244,9 +244,11 @@ public actor BackendNotifier {
                         case .live:
                             await self?.upstreamLive(upstream, generation: generation, transport: name)
                         case .resumed(let gap):
-                            if gate.withLock({ $0 }) { await self?.emit(.resumed(stream: upstream.rawValue, transport: name, gap: gap)) }
+                            guard gate.withLock({ $0 }) else { continue }
+                            await self?.emit(.resumed(stream: upstream.rawValue, transport: name, gap: gap))
                         case .lost(let loss):
-                            if gate.withLock({ $0 }) { await self?.emit(.eventsLost(stream: upstream.rawValue, transport: name, loss: loss)) }
+                            guard gate.withLock({ $0 }) else { continue }
+                            await self?.emit(.eventsLost(stream: upstream.rawValue, transport: name, loss: loss))
                         }
                     }
                     await self?.upstreamEnded(upstream, generation: generation, error: nil, transport: name)
