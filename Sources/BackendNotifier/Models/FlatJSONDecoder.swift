@@ -168,6 +168,24 @@ enum FlatJSONDecoder {
             try FlatJSONDecoder.decodeNested(type, value(key), codingPath: codingPath + [key])
         }
 
+        // One lookup per optional field instead of the default's three (contains, decodeNil, decode).
+        private func presentValue(_ key: Key) throws -> Value? {
+            guard let member = object.member(key.stringValue) else { return nil }
+            let value = try object.value(of: member)
+            return value.isNull ? nil : value
+        }
+
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try presentValue(key)?.string() }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try presentValue(key)?.bool() }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try presentValue(key)?.integer(Int.self) }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+            try presentValue(key)?.floatingPoint(Double.self)
+        }
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+            guard let value = try presentValue(key) else { return nil }
+            return try FlatJSONDecoder.decodeNested(type, value, codingPath: codingPath + [key])
+        }
+
         func nestedContainer<NestedKey: CodingKey>(
             keyedBy type: NestedKey.Type, forKey key: Key
         ) throws

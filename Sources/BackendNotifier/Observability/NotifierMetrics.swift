@@ -10,6 +10,8 @@ struct NotifierMetrics: Sendable {
     // locked registry) on the hot path.
     private let counters = Locked<[String: Counter]>([:])
     private let timers = Locked<[String: CoreMetrics.Timer]>([:])
+    /// The per-event metrics, keyed by stream name alone: no label text is built per event.
+    private let perStream = Locked<[String: (delivered: Counter, latency: CoreMetrics.Timer)]>([:])
 
     init(factory: any MetricsFactory) { self.factory = factory }
 
@@ -46,8 +48,18 @@ struct NotifierMetrics: Sendable {
             .recordNanoseconds(duration.nanoseconds)
     }
 
+    private func streamMetrics(_ stream: String) -> (delivered: Counter, latency: CoreMetrics.Timer) {
+        if let existing = perStream.withLock({ $0[stream] }) { return existing }
+        let made = (
+            counter("vortex_realtime_events_delivered_total", [("stream", stream)]),
+            timer("vortex_realtime_delivery_latency", [("stream", stream)])
+        )
+        perStream.withLock { $0[stream] = made }
+        return made
+    }
+
     func delivered(stream: String) {
-        counter("vortex_realtime_events_delivered_total", [("stream", stream)]).increment()
+        streamMetrics(stream).delivered.increment()
     }
 
     func decodeFailure(stream: String) {
@@ -60,8 +72,7 @@ struct NotifierMetrics: Sendable {
 
     func latency(_ seconds: TimeInterval, stream: String) {
         guard seconds >= 0, seconds.isFinite else { return }
-        timer("vortex_realtime_delivery_latency", [("stream", stream)])
-            .recordNanoseconds(Int64(seconds * 1_000_000_000))
+        streamMetrics(stream).latency.recordNanoseconds(Int64(seconds * 1_000_000_000))
     }
 
     func transportSwitch(from: String, to: String) {
