@@ -6,10 +6,34 @@ extension Clock where Duration == Swift.Duration {
     package func startLinkSupervisor(
         policy: ReconnectPolicy, auth: any AuthSession, connector: any WebSocketConnector, wallClock: WallClock,
         states: ConnectionStateBroadcaster, logger: Logger, ackTimeout: Swift.Duration, rotateAfter: Swift.Duration?,
-        transport: some SupervisedTransport, requests: AsyncStream<SupervisorRequest>
+        transport: any SupervisedTransport, requests: AsyncStream<SupervisorRequest>
     ) -> Task<Void, Never> {
-        let runner = LinkRunner(clock: self, wallClock: wallClock, logger: logger, ackTimeout: ackTimeout, rotateAfter: rotateAfter)
+        let parts = SupervisorParts(
+            policy: policy, auth: auth, connector: connector, wallClock: wallClock, states: states, logger: logger,
+            ackTimeout: ackTimeout, rotateAfter: rotateAfter, transport: transport, requests: requests)
+        // The production clock gets code specialised for it: a transport's existential clock otherwise opens to a type
+        // known only at run time, and the per-frame path pays generic metadata lookups for it.
+        if let continuous = self as? ContinuousClock { return parts.start(on: continuous) }
+        return parts.start(on: self)
+    }
+}
+
+/// What a supervisor is started with, so the start can be written once for any clock.
+private struct SupervisorParts: Sendable {
+    let policy: ReconnectPolicy
+    let auth: any AuthSession
+    let connector: any WebSocketConnector
+    let wallClock: WallClock
+    let states: ConnectionStateBroadcaster
+    let logger: Logger
+    let ackTimeout: Duration
+    let rotateAfter: Duration?
+    let transport: any SupervisedTransport
+    let requests: AsyncStream<SupervisorRequest>
+
+    func start<C: Clock>(on clock: C) -> Task<Void, Never> where C.Duration == Duration {
+        let runner = LinkRunner(clock: clock, wallClock: wallClock, logger: logger, ackTimeout: ackTimeout, rotateAfter: rotateAfter)
         let supervisor = LinkSupervisor(policy: policy, auth: auth, connector: connector, runner: runner, states: states, logger: logger)
-        return Task { await supervisor.run(transport, requests: requests) }
+        return Task { [transport, requests] in await supervisor.run(transport, requests: requests) }
     }
 }

@@ -70,7 +70,7 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// Runs until the transport stops (signed out, session expired, the policy gave up) or the task is cancelled.
-    package func run(_ transport: some SupervisedTransport, requests: AsyncStream<SupervisorRequest>) async {
+    package func run(_ transport: any SupervisedTransport, requests: AsyncStream<SupervisorRequest>) async {
         let inbox = SupervisorInbox(requests)
         await withTaskGroup(of: Step.self) { group in
             var bookkeeping = ReconnectBookkeeping(policy: policy)
