@@ -36,11 +36,12 @@ extension RealtimeStack {
         let settings = configuration.failover
         let clock = self.clock
         let wallClock = self.wallClock
+        let scope = self.scope
         let states = await transport.connectionStates()
         let (verdicts, verdict) = AsyncStream<String>.makeStream()
         return await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                var timer: Task<Void, Never>?
+                var timer: ScopedTask?
                 var reconnects: [Date] = []
                 for await state in states {
                     switch state {
@@ -56,7 +57,7 @@ extension RealtimeStack {
                             }
                         }
                         if timer == nil {
-                            timer = Task {
+                            timer = scope.spawn {
                                 do { try await clock.sleep(for: .seconds(settings.unhealthyAfterSeconds), tolerance: nil) } catch { return }
                                 verdict.yield("not connected for \(Int(settings.unhealthyAfterSeconds)) s")
                             }
@@ -79,6 +80,7 @@ extension RealtimeStack {
     private func waitUntilHealthy(_ kind: RealtimeConfiguration.TransportKind) async -> Bool {
         let settings = configuration.failover
         let clock = self.clock
+        let scope = self.scope
         guard let probe = try? factory.make(kind), let request = await notifier.healthProbeRequest(for: probe.dialect) else { return false }
         let states = await probe.connectionStates()
         let probeStream = await probe.subscribe(request)
@@ -89,11 +91,11 @@ extension RealtimeStack {
                 do { for try await _ in probeStream {} } catch {}
             }
             group.addTask {
-                var timer: Task<Void, Never>?
+                var timer: ScopedTask?
                 for await state in states {
                     if state == .connected {
                         if timer == nil {
-                            timer = Task {
+                            timer = scope.spawn {
                                 do { try await clock.sleep(for: .seconds(settings.failbackAfterSeconds), tolerance: nil) } catch { return }
                                 verdict.yield(true)
                             }

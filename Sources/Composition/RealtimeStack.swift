@@ -25,7 +25,9 @@ public actor RealtimeStack {
     let clock: any Clock<Duration>
     let wallClock: WallClock
     let logger: Logger
-    var failoverTask: Task<Void, Never>?
+    var failoverTask: ScopedTask?
+    /// The stack's background work (the failover watch and its timers); releasing the stack cancels it.
+    let scope = TaskScope()
     /// Serialises manual switches, failover and failback: `activeKind` is checked and changed under it.
     let switchGate = OperationGate()
 
@@ -76,7 +78,7 @@ public actor RealtimeStack {
     /// Starts automatic failover if the configuration enables it (idempotent).
     public func startFailover() {
         guard configuration.failover.enabled, failoverTask == nil else { return }
-        failoverTask = Task { [weak self] in await self?.runFailover() }
+        failoverTask = scope.spawn { [weak self] in await self?.runFailover() }
     }
 
     /// Stops failover monitoring and disconnects the active transport.

@@ -45,7 +45,7 @@ extension BackendNotifier {
     public func enterBackground() {
         backgroundTask?.cancel()
         let grace = configuration.backgroundGrace
-        backgroundTask = Task { [weak self, clock] in
+        backgroundTask = scope.spawn { [weak self, clock] in
             do { try await clock.sleep(for: grace, tolerance: nil) } catch { return }
             await self?.suspend()
         }
@@ -150,7 +150,7 @@ extension BackendNotifier {
 
     private func waitUntilLive(_ upstreams: Set<Upstream>, generation switchGeneration: Int) async throws {
         let timeout = configuration.switchTimeout
-        let timer = Task { [weak self, clock] in
+        let timer = scope.spawn { [weak self, clock] in
             do { try await clock.sleep(for: timeout, tolerance: nil) } catch { return }
             await self?.failSwitch(switchGeneration, RealtimeError.connectionTimedOut(timeout))
         }

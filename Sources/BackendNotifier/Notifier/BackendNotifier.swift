@@ -18,7 +18,7 @@ import SubscriberCore
 public actor BackendNotifier {
     struct UpstreamRun {
         let generation: Int
-        let task: Task<Void, Never>
+        let task: ScopedTask
         /// Whether its events reach the public streams (closed while a switch prepares the new transport).
         let gate: Locked<Bool>
     }
@@ -44,6 +44,9 @@ public actor BackendNotifier {
     /// The thread the upstream pumps run on: each pump drains what its transport stream has, then the observers it
     /// delivered to are woken once (see `BatchedDelivery`).
     let delivery = BatchedDelivery(name: "vortex.notifier")
+    /// Every background task of the notifier (upstream pumps, the state follower, timers) runs in this scope; releasing
+    /// the notifier cancels them all.
+    let scope = TaskScope()
 
     var transport: any RealtimeTransport
     var userId: String?
@@ -52,10 +55,10 @@ public actor BackendNotifier {
     var generation = 0
     var suspendedAt: Date?
     var resumeGaps: [Upstream: Date] = [:]
-    var backgroundTask: Task<Void, Never>?
+    var backgroundTask: ScopedTask?
     var pendingSwitches: [Int: PendingSwitch] = [:]
     /// The task following the active transport's connection states, and which transport it follows.
-    var stateTask: Task<Void, Never>?
+    var stateTask: ScopedTask?
     var stateWatch = 0
     var transportState: ConnectionState = .idle
     var connectedSince: Date?
@@ -63,7 +66,7 @@ public actor BackendNotifier {
     var sessionEnded = false
     /// `networkError` has been reported for the current offline episode.
     var networkErrorReported = false
-    var offlineTimer: Task<Void, Never>?
+    var offlineTimer: ScopedTask?
 
     /// Creates a notifier on `transport` for a signed-in user (`userId` `nil` means signed out: no connection).
     /// - Parameters:
@@ -116,7 +119,8 @@ public actor BackendNotifier {
     }
 
     deinit {
-        // The thread ends once the pumps still running (they hold no reference to the notifier) have ended too.
+        scope.close()
+        // The thread ends once the pumps, cancelled now, have ended.
         delivery.stop()
     }
 
@@ -189,7 +193,7 @@ public actor BackendNotifier {
 
     private func observe<T: Sendable>(_ hub: StreamHub<T>, _ upstream: Upstream) -> AsyncStream<T> {
         let stream = hub.makeStream { [weak self] in
-            Task { await self?.releaseIfUnused(upstream) }
+            self?.scope.spawn { [weak self] in await self?.releaseIfUnused(upstream) }
         }
         // While an identity update, switch, suspension or resumption runs, it starts this upstream when it ends, with
         // the identity and transport it leaves behind.
@@ -233,7 +237,7 @@ public actor BackendNotifier {
         let dialect = transport.dialect
         let name = transport.name
         let delivery = self.delivery
-        let task = Task { [weak self] in
+        let task = scope.spawn { [weak self] in
             let stream = await transport.subscribe(request)
             await delivery.run { [weak self] in
                 do {
@@ -326,7 +330,7 @@ public actor BackendNotifier {
         stateWatch += 1
         let watch = stateWatch
         let transport = self.transport
-        stateTask = Task { [weak self] in
+        stateTask = scope.spawn { [weak self] in
             for await state in await transport.connectionStates() {
                 guard let self, !Task.isCancelled else { return }
                 await self.transportStateChanged(state, watch: watch, transport: transport.name)
@@ -374,7 +378,7 @@ public actor BackendNotifier {
         if waitingForConnection {
             guard offlineTimer == nil, !networkErrorReported else { return }
             let limit = configuration.networkErrorAfter
-            offlineTimer = Task { [weak self, clock] in
+            offlineTimer = scope.spawn { [weak self, clock] in
                 do { try await clock.sleep(for: limit, tolerance: nil) } catch { return }
                 await self?.offlineLimitReached(limit)
             }
