@@ -2,84 +2,78 @@ import Foundation
 import NIOCore
 import NIOWebSocket
 import SubscriberCore
-import WSClient
 
-/// The connection ``NIOWebSocketConnector`` hands to a scope: WSClient's inbound stream and outbound writer, alive
-/// exactly as long as the scope's closure.
+/// The connection ``NIOWebSocketConnector`` hands to a scope: the upgraded channel, alive exactly as long as the
+/// scope's closure.
 final class NIOWebSocketConnection: WebSocketConnection {
-    private let inbound: WebSocketInboundStream
-    private let outbound: WebSocketOutboundWriter
-    private let maxMessageSize: Int
-    private let closedLocally: Locked<Bool>
-    private let abortSignal: OneShotSignal<Void>
-    /// Fired when WSClient sent a close on its own (a protocol violation by the server): the link is over.
-    private let unrequestedClose: OneShotSignal<UInt16>
-    /// The single iterator, checked out while a `receive()` awaits it (single consumer by the seam's contract).
-    private let iterator: Locked<WebSocketInboundStream.AsyncIterator?>
+    let negotiatedSubprotocol: String?
+    private let channel: any Channel
+    private let inbound: WebSocketInbound
+    private let closeState: Locked<WebSocketCloseState>
+    private let maxFrameSize: Int
 
     init(
-        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, maxMessageSize: Int,
-        closedLocally: Locked<Bool>, unrequestedClose: OneShotSignal<UInt16>, abort: OneShotSignal<Void>
+        channel: any Channel, inbound: WebSocketInbound, closeState: Locked<WebSocketCloseState>, maxFrameSize: Int,
+        negotiatedSubprotocol: String?
     ) {
-        self.unrequestedClose = unrequestedClose
+        self.channel = channel
         self.inbound = inbound
-        self.outbound = outbound
-        self.maxMessageSize = maxMessageSize
-        self.closedLocally = closedLocally
-        self.abortSignal = abort
-        self.iterator = Locked(inbound.makeAsyncIterator())
+        self.closeState = closeState
+        self.maxFrameSize = maxFrameSize
+        self.negotiatedSubprotocol = negotiatedSubprotocol
     }
 
-    /// Always `nil`: WSClient does not expose the upgrade response, so the server's choice cannot be verified.
-    var negotiatedSubprotocol: String? { nil }
-
-    func receive() async throws -> SubscriberCore.WebSocketMessage? {
-        guard !abortSignal.isFired, !unrequestedClose.isFired,
-            var local = iterator.withLock({ state -> WebSocketInboundStream.AsyncIterator? in
-                defer { state = nil }
-                return state
-            })
-        else { return nil }
-        let message: WSClient.WebSocketMessage?
-        do {
-            message = try await local.nextMessage(maxSize: maxMessageSize)
-        } catch  where unrequestedClose.isFired {
-            return nil
-        }
-        iterator.withLock { $0 = local }
-        // Frames WSClient still reads after failing the connection are not delivered: the link has ended. A server that
-        // goes silent instead leaves this call waiting, like any silent server: the engine's liveness timers end it.
-        if unrequestedClose.isFired { return nil }
-        switch message {
-        case .text(let text)?: return .text(text)
-        case .binary(let buffer)?: return .binary(Data(buffer.readableBytesView))
-        case nil: return nil
-        }
+    func receive() async throws -> WebSocketMessage? {
+        try await inbound.nextOne()
     }
 
-    func send(_ message: SubscriberCore.WebSocketMessage) async throws {
-        guard !abortSignal.isFired else { throw WebSocketSeamError.notConnected }
-        do {
-            // These split messages larger than maxFrameSize into continuation frames.
+    func receiveBatch() async throws -> [WebSocketMessage]? {
+        try await inbound.next()
+    }
+
+    func send(_ message: WebSocketMessage) async throws {
+        guard closeState.withLock({ !$0.closeSent && !$0.aborted }) else { throw WebSocketSeamError.notConnected }
+        let (opcode, data): (WebSocketOpcode, ByteBuffer) =
             switch message {
-            case .text(let text): try await outbound.writeTextMessage(text)
-            case .binary(let data): try await outbound.writeBinaryMessage(ByteBuffer(bytes: data))
+            case .text(let text): (.text, ByteBuffer(string: text))
+            case .binary(let bytes): (.binary, ByteBuffer(bytes: bytes))
             }
-        } catch is CancellationError {
-            throw CancellationError()
+        do {
+            // Messages above the frame size go out as a first frame and continuation frames.
+            var remaining = data
+            var first = true
+            repeat {
+                let slice = remaining.readSlice(length: min(maxFrameSize, remaining.readableBytes)) ?? ByteBuffer()
+                let frame = WebSocketFrame(
+                    fin: remaining.readableBytes == 0, opcode: first ? opcode : .continuation, maskKey: .random(), data: slice)
+                first = false
+                try await channel.writeAndFlush(frame).get()
+            } while remaining.readableBytes > 0
         } catch {
             throw WebSocketSeamError.notConnected
         }
     }
 
     func close(code: UInt16, reason: String) async {
-        closedLocally.withLock { $0 = true }
-        // The transport may already be gone; the scope ends either way.
-        try? await outbound.close(WebSocketErrorCode(codeNumber: Int(code)), reason: reason.isEmpty ? nil : reason)
+        let send = closeState.withLock { state -> Bool in
+            guard !state.closeSent, !state.aborted else { return false }
+            state.closeSent = true
+            state.initiatedLocally = true
+            return true
+        }
+        guard send else { return }
+        var payload = ByteBuffer()
+        payload.write(webSocketErrorCode: WebSocketErrorCode(codeNumber: Int(code)))
+        // A control frame carries at most 125 bytes: the code and 123 bytes of reason, cut at a character boundary.
+        var cut = reason
+        while cut.utf8.count > 123 { cut.removeLast() }
+        payload.writeString(cut)
+        // The peer may be gone already; the scope ends either way.
+        try? await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: payload)).get()
     }
 
     func abort() {
-        closedLocally.withLock { $0 = true }
-        abortSignal.fire()
+        closeState.withLock { $0.aborted = true }
+        channel.close(promise: nil)
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import HTTPTypes
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -7,24 +6,20 @@ import NIOPosix
 import NIOSSL
 import NIOWebSocket
 import SubscriberCore
-import WSClient
 
-/// Opens WebSocket connections with swift-websocket's `WebSocketClient` (the `WSClient` module) on SwiftNIO.
+/// Opens WebSocket connections on SwiftNIO: a client bootstrap, NIOSSL for `wss://`, NIO's HTTP upgrade and frame
+/// codec, and a frame handler of this module's (``WebSocketFrameHandler``) for RFC 6455's client rules.
 ///
-/// Works on Linux and Apple platforms, for `ws://` and `wss://` URLs (TLS through NIOSSL). Subprotocols are offered
-/// in one comma-separated `Sec-WebSocket-Protocol` header; the request's headers follow in order. WSClient sets
-/// `Host` and `Origin` from the URL itself, so request headers with those names are not sent a second time.
+/// Works on Linux and Apple platforms. Subprotocols are offered in one comma-separated `Sec-WebSocket-Protocol`
+/// header; the request's headers follow in order (`Host` is set from the URL). The server's choice of subprotocol is
+/// read from the 101 response, and a refused upgrade reports the HTTP status.
 ///
-/// Limitations of WSClient 1.6 that show through the seam:
-/// - The upgrade response is not exposed, so `negotiatedSubprotocol` is always `nil`
-///   (the server's choice cannot be read, and reporting the first offered one would be a guess).
-/// - A refused upgrade (HTTP 401, 404, …) surfaces as ``WebSocketSeamError/upgradeRejected(_:)`` without the
-///   HTTP status code.
-/// - Inbound frames are buffered by NIO up to its async-channel high watermark (10 frames) before reading pauses;
-///   this connector adds no buffer of its own.
+/// Frames are handed to the reader a read at a time (``WebSocketConnection/receiveBatch()``), so a link's reader
+/// handles a read's frames in one go and wakes its consumers once. Up to 256 complete messages wait for the reader
+/// before reading from the socket pauses (backpressure).
 public struct NIOWebSocketConnector: WebSocketConnector {
     /// The default limit for one frame and for one reassembled message: 2 MiB. AppSync events are at most 240 KB
-    /// and one message about 1.3 MB; WSClient's own default (16 KiB) would reject them.
+    /// and one message about 1.3 MB.
     public static let defaultMaxSize = 2 * 1024 * 1024
 
     /// The largest frame accepted from the server; larger outgoing messages are split into frames of this size.
@@ -47,7 +42,7 @@ public struct NIOWebSocketConnector: WebSocketConnector {
     /// - Parameters:
     ///   - maxFrameSize: The largest frame accepted from the server, in bytes.
     ///   - maxMessageSize: The largest reassembled message accepted from the server, in bytes.
-    ///   - closeTimeout: How long the closing handshake at the end of a scope waits for the server's close frame.
+    ///   - closeTimeout: How long the closing handshake at the end of a scope waits for the server.
     ///   - tlsConfiguration: TLS settings for `wss://`; `nil` for NIOSSL's default client configuration.
     ///   - eventLoopGroup: The event loops to run on.
     ///   - logger: The logger for connection events.
@@ -68,9 +63,9 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         self.logger = logger
     }
 
-    /// Opens a connection, runs `body` while it is open, and ends it: after `body` returns, WSClient's closing
-    /// handshake waits at most ``closeTimeout`` for the server; after ``WebSocketConnection/abort()`` the socket is
-    /// dropped at once.
+    /// Opens a connection, runs `body` while it is open, and ends it: after `body` returns, a close (1000 unless
+    /// `body` sent one) waits at most ``closeTimeout`` for the server to drop the connection; after
+    /// ``WebSocketConnection/abort()`` the socket is dropped at once.
     ///
     /// - Throws: ``WebSocketSeamError/invalidURL(_:)`` for a URL that is not `ws://` or `wss://`,
     ///   ``WebSocketSeamError/connectionFailed(_:)`` when TCP, TLS or DNS fail,
@@ -81,193 +76,176 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         _ body: @escaping @Sendable (any WebSocketConnection) async throws -> Value
     ) async throws -> WebSocketScopeResult<Value> {
         let endpoint = try WebSocketEndpoint(request.url)
-        let closedLocally = Locked<Bool>(false)
-        let unrequestedClose = OneShotSignal<UInt16>()
-        let configuration = WebSocketClientConfiguration(
-            maxFrameSize: maxFrameSize,
-            additionalHeaders: try upgradeHeaders(for: request),
-            extensions: [
-                .nonNegotiatedExtension { UnrequestedCloseWatch(closedLocally: closedLocally, unrequestedClose: unrequestedClose) }
-            ],
-            closeTimeout: closeTimeout
-        )
+        let head = try upgradeRequestHead(for: request, endpoint: endpoint)
         logger.debug(
             "Opening WebSocket",
             metadata: ["ws.endpoint": "\(endpoint.redacted)", "ws.subprotocol.count": "\(request.subprotocols.count)"]
         )
-        let outcome = Locked<Result<Value, any Error>?>(nil)
-        let abort = OneShotSignal<Void>()
-        let bodyStarted = OneShotSignal<Void>()
-        let bodyEnded = OneShotSignal<Void>()
-        let ran = OneShotSignal<Result<WebSocketCloseFrame?, any Error>>()
-        let ended: Result<WebSocketCloseFrame?, any Error>? = await {
-            // WSClient's run() owns the socket. It runs in a task of its own only because a stalled upgrade does not
-            // react to cancellation (it awaits a NIO future): this scope can then give up on it instead of hanging.
-            // Once the scope has started, it is always cancelled and awaited before this function returns.
-            let runTask = Task { [tlsConfiguration, eventLoopGroup, logger, maxMessageSize] in
-                let client = WebSocketClient(
-                    url: endpoint.urlString,
-                    configuration: configuration,
-                    tlsConfiguration: tlsConfiguration,
-                    eventLoopGroup: eventLoopGroup,
-                    logger: logger
-                ) { inbound, outbound, _ in
-                    // An upgrade that completes after the scope gave up on it runs nothing.
-                    guard !abort.isFired else { return }
-                    bodyStarted.fire()
-                    let connection = NIOWebSocketConnection(
-                        inbound: inbound, outbound: outbound, maxMessageSize: maxMessageSize,
-                        closedLocally: closedLocally, unrequestedClose: unrequestedClose, abort: abort)
-                    let result: Result<Value, any Error>
-                    do { result = .success(try await body(connection)) } catch { result = .failure(error) }
-                    outcome.withLock { $0 = result }
-                    bodyEnded.fire()
-                }
-                do { ran.fire(.success(try await client.run())) } catch { ran.fire(.failure(error)) }
+        let inbound = WebSocketInbound()
+        let closeState = Locked(WebSocketCloseState())
+        let opened = OneShotSignal<Result<String?, any Error>>()
+        let channel = try await open(endpoint, head: head, inbound: inbound, closeState: closeState, opened: opened)
+        inbound.onResumeReading { [channel] in
+            channel.eventLoop.execute {
+                channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in channel.read() }
             }
-            return await withTaskCancellationHandler {
-                await withTaskGroup(of: ScopeStep.self) { group in
-                    group.addTask {
-                        guard let result = await ran.wait() else { return .cancelled }
-                        return .ran(result)
+        }
+        let subprotocol: String?
+        do {
+            subprotocol = try await withTaskCancellationHandler {
+                guard let result = await opened.wait() else { throw CancellationError() }
+                return try result.get()
+            } onCancel: {
+                channel.close(promise: nil)
+            }
+        } catch {
+            channel.close(promise: nil)
+            logger.debug("WebSocket did not open", metadata: ["ws.endpoint": "\(endpoint.redacted)", "ws.error": "\(error)"])
+            throw error
+        }
+
+        let connection = NIOWebSocketConnection(
+            channel: channel, inbound: inbound, closeState: closeState, maxFrameSize: maxFrameSize, negotiatedSubprotocol: subprotocol)
+        let outcome: Result<Value, any Error>
+        do { outcome = .success(try await body(connection)) } catch { outcome = .failure(error) }
+        await finish(channel, connection, closeState)
+        let value = try outcome.get()
+        let info = Self.closeInfo(closeState.withLock { $0 })
+        logger.debug("WebSocket closed", metadata: ["ws.close": "\(info)"])
+        return WebSocketScopeResult(value: value, close: info)
+    }
+
+    private static let upgradeHandlerName = "vortex.websocket.upgrade-request"
+
+    /// Connects and starts the upgrade; `opened` fires when it is decided.
+    private func open(
+        _ endpoint: WebSocketEndpoint, head: HTTPRequestHead, inbound: WebSocketInbound, closeState: Locked<WebSocketCloseState>,
+        opened: OneShotSignal<Result<String?, any Error>>
+    ) async throws -> any Channel {
+        let tls = try endpoint.secure ? NIOSSLContext(configuration: tlsConfiguration ?? .makeClientConfiguration()) : nil
+        let (maxFrameSize, maxMessageSize) = (self.maxFrameSize, self.maxMessageSize)
+        let bootstrap = ClientBootstrap(group: eventLoopGroup)
+            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                do {
+                    if let tls {
+                        let handler = try NIOSSLClientHandler(context: tls, serverHostname: endpoint.serverName)
+                        try channel.pipeline.syncOperations.addHandler(handler)
                     }
-                    // Abort: the link is known to be dead; cancelling WSClient shuts the channel without a handshake.
-                    group.addTask {
-                        guard await abort.wait() != nil else { return .cancelled }
-                        return .aborted
-                    }
-                    // Backstop: WSClient bounds the handshake it starts by closeTimeout, but after a close the peer
-                    // started it reads until the peer drops the TCP connection, and a peer may never do that. So the
-                    // scope never waits more than closeTimeout for the peer once the body has returned.
-                    group.addTask { [closeTimeout] in
-                        guard await bodyEnded.wait() != nil else { return .cancelled }
-                        do { try await Task.sleep(for: closeTimeout) } catch { return .cancelled }
-                        return .aborted
-                    }
-                    var result: Result<WebSocketCloseFrame?, any Error>?
-                    while let step = await group.next() {
-                        switch step {
-                        case .ran(let ended):
-                            result = ended
-                            group.cancelAll()
-                        case .aborted:
-                            runTask.cancel()
-                            // A scope that started ends promptly once cancelled; a stalled upgrade is given up.
-                            if !bodyStarted.isFired || bodyEnded.isFired { group.cancelAll() }
-                        case .cancelled:
-                            break
+                    let request = UpgradeRequestHandler(head: head, opened: opened)
+                    let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: maxFrameSize, automaticErrorHandling: false) {
+                        channel, response in
+                        channel.eventLoop.makeCompletedFuture {
+                            let handler = WebSocketFrameHandler(inbound: inbound, closeState: closeState, maxMessageSize: maxMessageSize)
+                            try channel.pipeline.syncOperations.addHandler(handler)
+                            opened.fire(.success(response.headers.first(name: "Sec-WebSocket-Protocol")))
                         }
                     }
-                    return result
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers(
+                        leftOverBytesStrategy: .forwardBytes,
+                        withClientUpgrade: (
+                            upgraders: [upgrader],
+                            completionHandler: { context in
+                                context.pipeline.removeHandler(name: Self.upgradeHandlerName, promise: nil)
+                            }
+                        ))
+                    try channel.pipeline.syncOperations.addHandler(request, name: Self.upgradeHandlerName)
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
                 }
+            }
+        do {
+            return try await withTaskCancellationHandler {
+                try await bootstrap.connect(host: endpoint.host, port: endpoint.port).get()
             } onCancel: {
-                runTask.cancel()
-                abort.fire()
+                opened.fire(.failure(CancellationError()))
             }
-        }()
-        let aborted = abort.isFired
-        switch (outcome.withLock { $0 }, ended) {
-        case (nil, .failure(let error)?):
-            logger.debug("WebSocket did not open", metadata: ["ws.endpoint": "\(endpoint.redacted)", "ws.error": "\(error)"])
-            throw Self.seamError(for: error)
-        case (nil, _):
+        } catch {
             if Task.isCancelled { throw CancellationError() }
-            if abort.isFired { throw WebSocketSeamError.connectionFailed("the WebSocket upgrade was abandoned") }
-            throw WebSocketSeamError.connectionFailed("the connection ended during the upgrade")
-        case (.failure(let error)?, _):
-            throw error
-        case (.success(let value)?, let ended):
-            let info: WebSocketCloseInfo
-            let local = closedLocally.withLock { $0 }
-            switch ended {
-            case _ where aborted:
-                info = WebSocketCloseInfo(code: nil, reason: "aborted", initiatedLocally: true)
-            case .success(let frame?)?:
-                info = WebSocketCloseInfo(
-                    code: UInt16(webSocketErrorCode: frame.closeCode), reason: frame.reason ?? "", initiatedLocally: local)
-            case .success(nil)?, nil:
-                if let code = unrequestedClose.value, !local {
-                    info = WebSocketCloseInfo(code: code, reason: "the WebSocket layer failed the connection", initiatedLocally: true)
-                } else {
-                    info = WebSocketCloseInfo(code: nil, reason: "connection closed without a close code", initiatedLocally: local)
-                }
-            case .failure(let error)?:
-                info = WebSocketCloseInfo(code: nil, reason: "\(error)", initiatedLocally: local)
-            }
-            logger.debug("WebSocket closed", metadata: ["ws.close": "\(info)"])
-            return WebSocketScopeResult(value: value, close: info)
+            throw WebSocketSeamError.connectionFailed("\(error)")
         }
     }
 
-    private enum ScopeStep: Sendable {
-        case ran(Result<WebSocketCloseFrame?, any Error>)
-        case aborted
-        case cancelled
-    }
-
-    /// The seam error for a failure of WSClient's `run()` before the upgrade completed.
-    static func seamError(for error: any Error) -> any Error {
-        switch error {
-        case let error as WebSocketSeamError:
-            return error
-        case is CancellationError:
-            return error
-        case let error as WebSocketClientError where error == .webSocketUpgradeFailed:
-            return WebSocketSeamError.upgradeRejected(
-                "the server answered without switching protocols (\(error); WSClient does not expose the HTTP status)"
-            )
-        case let error as WebSocketClientError where error == .invalidURL:
-            return WebSocketSeamError.invalidURL("\(error)")
-        case let error as NIOHTTPClientUpgradeError:
-            return WebSocketSeamError.upgradeRejected("invalid upgrade response: \(error)")
-        default:
-            return WebSocketSeamError.connectionFailed("\(error)")
+    /// Ends the scope's connection: a close (1000) unless one went out or it was aborted, then at most
+    /// ``closeTimeout`` for the server to drop it.
+    private func finish(_ channel: any Channel, _ connection: NIOWebSocketConnection, _ closeState: Locked<WebSocketCloseState>) async {
+        if closeState.withLock({ !$0.closeSent && !$0.aborted }) { await connection.close(code: 1000, reason: "") }
+        let timeout = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(closeTimeout.timeInterval * 1_000_000_000))) {
+            channel.close(promise: nil)
         }
+        try? await channel.closeFuture.get()
+        timeout.cancel()
     }
 
-    /// The upgrade request's extra headers: the offered subprotocols, then the request's headers in order.
-    private func upgradeHeaders(for request: WebSocketRequest) throws -> HTTPFields {
-        var fields = HTTPFields()
+    static func closeInfo(_ state: WebSocketCloseState) -> WebSocketCloseInfo {
+        if state.aborted { return WebSocketCloseInfo(code: nil, reason: "aborted", initiatedLocally: true) }
+        if let received = state.received {
+            return WebSocketCloseInfo(code: received.code, reason: received.reason, initiatedLocally: state.initiatedLocally)
+        }
+        if let failure = state.failure {
+            return WebSocketCloseInfo(code: failure, reason: "the WebSocket layer failed the connection", initiatedLocally: true)
+        }
+        return WebSocketCloseInfo(code: nil, reason: "connection closed without a close code", initiatedLocally: state.initiatedLocally)
+    }
+
+    /// The upgrade request: `Host`, the offered subprotocols, then the request's headers in order.
+    private func upgradeRequestHead(for request: WebSocketRequest, endpoint: WebSocketEndpoint) throws -> HTTPRequestHead {
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: endpoint.hostHeader)
         if !request.subprotocols.isEmpty {
-            fields.append(HTTPField(name: .secWebSocketProtocol, value: request.subprotocols.joined(separator: ", ")))
+            headers.add(name: "Sec-WebSocket-Protocol", value: request.subprotocols.joined(separator: ", "))
         }
         for header in request.headers {
-            guard let name = HTTPField.Name(header.name) else {
+            guard !header.name.isEmpty, header.name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
                 throw WebSocketSeamError.connectionFailed("invalid HTTP header field name \"\(header.name)\"")
             }
-            // WSClient always sends these from the URL; a second copy would make the request invalid.
-            if name.canonicalName == "host" || name.canonicalName == "origin" {
-                logger.debug("Not sending header set by WSClient", metadata: ["ws.header": "\(name)"])
+            if header.name.lowercased() == "host" {
+                logger.debug("Not sending a second Host header", metadata: ["ws.header": "\(header.name)"])
                 continue
             }
-            fields.append(HTTPField(name: name, value: header.value))
+            headers.add(name: header.name, value: header.value)
         }
-        return fields
+        return HTTPRequestHead(version: .http1_1, method: .GET, uri: endpoint.target, headers: headers)
     }
 }
 
-/// A validated `ws://` or `wss://` URL in the form WSClient parses.
+/// A validated `ws://` or `wss://` URL, split the way the connection needs it.
 private struct WebSocketEndpoint: Sendable {
-    /// The URL handed to WSClient (scheme lowercased).
-    let urlString: String
+    /// `wss://`.
+    let secure: Bool
+    /// The host to connect to (IPv6 literals without brackets).
+    let host: String
+    let port: Int
+    /// The `Host` header: the host (bracketed when IPv6) and the port when the URL names one.
+    let hostHeader: String
+    /// The TLS server name (SNI); `nil` for IP literals, which SNI does not carry.
+    let serverName: String?
+    /// The request target: the path (at least `/`) and the query.
+    let target: String
     /// Scheme, host, port and path only: queries may carry credentials, so they are never logged.
     let redacted: String
 
     init(_ url: URL) throws {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true),
-            let scheme = components.scheme?.lowercased(), let host = components.host, !host.isEmpty
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true),
+            let scheme = components.scheme?.lowercased(), var host = components.host, !host.isEmpty
         else {
             throw WebSocketSeamError.invalidURL("no scheme or host in \(Self.redact(url))")
         }
         guard scheme == "ws" || scheme == "wss" else {
             throw WebSocketSeamError.invalidURL("scheme \"\(scheme)\" is not ws or wss in \(Self.redact(url))")
         }
-        components.scheme = scheme
-        guard let urlString = components.string else {
-            throw WebSocketSeamError.invalidURL(Self.redact(url))
-        }
-        self.urlString = urlString
-        self.redacted = Self.redact(url)
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        secure = scheme == "wss"
+        self.host = host
+        port = components.port ?? (secure ? 443 : 80)
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        hostHeader = components.port.map { "\(bracketed):\($0)" } ?? bracketed
+        let isIPLiteral = host.contains(":") || host.split(separator: ".").allSatisfy { UInt8($0) != nil }
+        serverName = isIPLiteral ? nil : host
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        target = components.percentEncodedQuery.map { "\(path)?\($0)" } ?? path
+        redacted = Self.redact(url)
     }
 
     static func redact(_ url: URL) -> String {

@@ -39,8 +39,8 @@ struct NIOWebSocketConnectorTests {
             #expect(headers["X-Api-Key"] == ["da2-key"])
             #expect(headers["X-Trace"] == ["trace-1"])
             #expect(headers["Host"] == ["127.0.0.1:\(server.port)"])
-            // WSClient does not expose the upgrade response, so the server's choice cannot be verified.
-            #expect(subprotocol == nil)
+            // The server's choice, read from the 101 response.
+            #expect(subprotocol == "aws-appsync-event-ws")
         }
     }
 
@@ -74,7 +74,7 @@ struct NIOWebSocketConnectorTests {
         }
     }
 
-    @Test("messages larger than WSClient's 16 KiB default frame size pass both ways; fragments arrive joined")
+    @Test("messages larger than 16 KiB pass both ways; fragments arrive joined")
     func largeAndFragmentedMessages() async throws {
         try await withServer { server in
             let big = String(repeating: "0123456789", count: 30_000)  // 300 KB, above AppSync's 240 KB event limit

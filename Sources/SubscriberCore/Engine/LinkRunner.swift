@@ -119,61 +119,64 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         return LinkReport(end: end, acknowledged: acknowledged, lastReceived: wall)
     }
 
-    /// Runs the reader on a thread of its own with batched delivery (``BatchedDelivery``): the events of one read's
-    /// frames reach each consumer with one wake-up.
+    /// Runs the reader with a ``DeliveryBatch``: the events of one read's frames reach each consumer with one wake-up
+    /// (the reader flushes the batch after each read; see ``WebSocketConnection/receiveBatch()``).
     private func readInBatches(id: Int, _ reader: @Sendable () async -> Void) async {
-        let delivery = BatchedDelivery(name: "vortex.link.\(id)")
-        await delivery.run(reader)
-        delivery.stop()
+        let batch = DeliveryBatch()
+        await DeliveryBatch.$current.withValue(batch) { await reader() }
+        batch.close()
     }
 
-    /// The reader: one frame at a time, handled where it is read.
+    /// The reader: a read's frames at a time, each handled where it is read; the consumers are woken after each read.
     private func read(
         _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ machine: Locked<LinkStateMachine<C.Instant>>,
         _ control: LinkControl, _ timerPoke: Locked<OneShotSignal<Void>>, _ ended: OneShotSignal<Ended>
     ) async {
         var open = false
         while true {
-            let message: WebSocketMessage?
+            let messages: [WebSocketMessage]?
             do {
-                message = try await connection.receive()
+                messages = try await connection.receiveBatch()
             } catch {
                 if Task.isCancelled { return }
                 ended.fire(.reader(.protocolViolation("WebSocket: \(error)")))
                 return
             }
-            guard let message else {
+            guard let messages else {
                 if !Task.isCancelled { ended.fire(.reader(.peerClosed)) }
                 return
             }
             let now = clock.now
             if machine.withLock({ $0.received(at: now) }) { timerPoke.withLock { $0 }.fire() }
-            if open {
-                switch driver.handleFrame(message) {
-                case .handled:
-                    continue
-                case .reply(let reply):
-                    try? await connection.send(reply)
-                case .close(let end, let code, let reason):
-                    control.close(end, code: code, reason: reason)
-                    return
-                }
-            } else {
-                switch driver.handleHandshakeFrame(message) {
-                case .pending:
-                    continue
-                case .reply(let reply):
-                    try? await connection.send(reply)
-                case .acknowledged(let liveness):
-                    let first = machine.withLock { $0.acknowledged(at: now, liveness: liveness, rotateAfter: rotateAfter) }
-                    guard first else { continue }
-                    open = true
-                    timerPoke.withLock { $0 }.fire()
-                    driver.linkOpened(control)
-                    control.wake()
-                case .fail(let end, let code, let reason):
-                    control.close(end, code: code, reason: reason)
-                    return
+            defer { DeliveryBatch.current?.flush() }
+            for message in messages {
+                if open {
+                    switch driver.handleFrame(message) {
+                    case .handled:
+                        continue
+                    case .reply(let reply):
+                        try? await connection.send(reply)
+                    case .close(let end, let code, let reason):
+                        control.close(end, code: code, reason: reason)
+                        return
+                    }
+                } else {
+                    switch driver.handleHandshakeFrame(message) {
+                    case .pending:
+                        continue
+                    case .reply(let reply):
+                        try? await connection.send(reply)
+                    case .acknowledged(let liveness):
+                        let first = machine.withLock { $0.acknowledged(at: now, liveness: liveness, rotateAfter: rotateAfter) }
+                        guard first else { continue }
+                        open = true
+                        timerPoke.withLock { $0 }.fire()
+                        driver.linkOpened(control)
+                        control.wake()
+                    case .fail(let end, let code, let reason):
+                        control.close(end, code: code, reason: reason)
+                        return
+                    }
                 }
             }
         }

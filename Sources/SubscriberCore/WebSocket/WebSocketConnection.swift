@@ -14,6 +14,12 @@ public protocol WebSocketConnection: Sendable {
     ///   connection is over either way.
     func receive() async throws -> WebSocketMessage?
 
+    /// Every complete message that has arrived, in order, waiting for at least one: a read's worth at a time, so the
+    /// reader handles them in one go and wakes its consumers once. `nil` when ``receive()`` would return `nil`.
+    ///
+    /// The default implementation returns one message per call; connectors that read in batches override it.
+    func receiveBatch() async throws -> [WebSocketMessage]?
+
     /// Sends a message. Throws ``WebSocketSeamError/notConnected`` once the connection is closing or has ended.
     func send(_ message: WebSocketMessage) async throws
 
@@ -26,9 +32,16 @@ public protocol WebSocketConnection: Sendable {
     func abort()
 }
 
+extension WebSocketConnection {
+    /// One message per call (see ``WebSocketConnection/receiveBatch()``).
+    public func receiveBatch() async throws -> [WebSocketMessage]? {
+        try await receive().map { [$0] }
+    }
+}
+
 /// Opens WebSocket connections. Transports take one of these so tests can substitute a fake server.
 ///
-/// Implementations: `NIOWebSocketConnector` (module `WebSocketNIO`: swift-websocket `WSClient`, Linux and Apple), ``URLSessionWebSocketConnector``
+/// Implementations: `NIOWebSocketConnector` (module `WebSocketNIO`: SwiftNIO, Linux and Apple), ``URLSessionWebSocketConnector``
 /// (Apple platforms) and the scripted fake server in `RealtimeTesting`.
 public protocol WebSocketConnector: Sendable {
     /// Opens a connection, runs `body` with it, and ends the connection when `body` returns or throws.

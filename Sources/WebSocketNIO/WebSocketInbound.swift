@@ -1,0 +1,108 @@
+import SubscriberCore
+
+/// The messages a connection has read, between NIO's event loop, which adds a read's worth at a time, and the link's
+/// reader, which takes everything there is at once.
+///
+/// Bounded: once ``highWatermark`` messages wait, the event loop stops reading from the socket (backpressure) until
+/// the reader has taken them.
+final class WebSocketInbound: Sendable {
+    /// Messages queued before reading from the socket pauses.
+    static let highWatermark = 256
+
+    private struct State {
+        var messages: [WebSocketMessage] = []
+        /// Set once no more messages will come after the queued ones (`nil` error: a normal end).
+        var end: (any Error)?? = nil
+        var waiter: CheckedContinuation<[WebSocketMessage]?, any Error>?
+        /// What the waiting reader takes: everything, or one message.
+        var waiterTakes: (@Sendable (inout State) -> [WebSocketMessage])?
+        var paused = false
+    }
+
+    private let state = Locked(State())
+    /// Turns reading back on (hops to the event loop); set by the connector once the channel exists.
+    private let resumeReading = Locked<(@Sendable () -> Void)?>(nil)
+
+    func onResumeReading(_ resume: @escaping @Sendable () -> Void) {
+        resumeReading.withLock { $0 = resume }
+    }
+
+    /// Event loop: queues one read's messages. Returns `true` when reading should pause.
+    func append(_ batch: [WebSocketMessage]) -> Bool {
+        let (waiter, taken, pause) = state.withLock {
+            state -> (CheckedContinuation<[WebSocketMessage]?, any Error>?, [WebSocketMessage], Bool) in
+            guard state.end == nil else { return (nil, [], false) }
+            state.messages.append(contentsOf: batch)
+            if let waiter = state.waiter, let takes = state.waiterTakes {
+                state.waiter = nil
+                state.waiterTakes = nil
+                return (waiter, takes(&state), false)
+            }
+            guard state.messages.count >= Self.highWatermark else { return (nil, [], false) }
+            state.paused = true
+            return (nil, [], true)
+        }
+        waiter?.resume(returning: taken)
+        return pause
+    }
+
+    /// No more messages after the queued ones: the reader gets them, then `nil` (or `error`).
+    func finish(throwing error: (any Error)? = nil) {
+        let waiter = state.withLock { state -> CheckedContinuation<[WebSocketMessage]?, any Error>? in
+            if state.end == nil { state.end = .some(error) }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        guard let waiter else { return }
+        if let error { waiter.resume(throwing: error) } else { waiter.resume(returning: nil) }
+    }
+
+    /// Everything queued, waiting for at least one message; `nil` at the end.
+    func next() async throws -> [WebSocketMessage]? {
+        try await take { state in
+            defer { state.messages = [] }
+            return state.messages
+        }
+    }
+
+    /// The oldest queued message, waiting for one; `nil` at the end.
+    func nextOne() async throws -> WebSocketMessage? {
+        try await take { state in [state.messages.removeFirst()] }?.first
+    }
+
+    private func take(_ part: @escaping @Sendable (inout State) -> [WebSocketMessage]) async throws -> [WebSocketMessage]? {
+        if Task.isCancelled { throw CancellationError() }
+        let (ready, resume) = state.withLock { state -> (Result<[WebSocketMessage]?, any Error>?, Bool) in
+            guard let ready = Self.ready(&state, part) else { return (nil, false) }
+            defer { state.paused = false }
+            return (ready, state.paused)
+        }
+        if resume { resumeReading.withLock { $0 }?() }
+        if let ready { return try ready.get() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[WebSocketMessage]?, any Error>) in
+                let ready = state.withLock { state -> Result<[WebSocketMessage]?, any Error>? in
+                    if let ready = Self.ready(&state, part) { return ready }
+                    state.waiter = continuation
+                    state.waiterTakes = part
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<[WebSocketMessage]?, any Error>? in
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// What a reader gets without waiting, if anything.
+    private static func ready(_ state: inout State, _ part: (inout State) -> [WebSocketMessage]) -> Result<[WebSocketMessage]?, any Error>?
+    {
+        if !state.messages.isEmpty { return .success(part(&state)) }
+        guard let end = state.end else { return nil }
+        return end.map { .failure($0) } ?? .success(nil)
+    }
+}
