@@ -1,4 +1,5 @@
 import Foundation
+import RealtimeTesting
 import Testing
 
 @testable import SubscriberCore
@@ -388,5 +389,27 @@ struct JSONRoundTripTests {
             #expect(try envelope.valueBytes("n", in: bytes) == Data(nested.utf8))
             #expect(envelope.string("tail", in: bytes) == "end")
         }
+    }
+}
+
+@Suite("JSONEnvelope strings against JSONSerialization")
+struct JSONEnvelopeStringFuzzTests {
+    /// The scanner skips plain string bytes eight at a time; quotes, escapes and control characters at every offset
+    /// around those words must still be found. Seeded random string literals, judged by JSONSerialization.
+    @Test("seeded random string literals scan and unescape as JSONSerialization reads them")
+    func randomStringLiterals() throws {
+        var rng = SplitMix64(seed: 0xC0FFEE)
+        let pieces = ["a", "bcdefgh", "é", "😀", #"\""#, #"\\"#, #"\n"#, #"\u00e9"#, #"\/"#, "\u{01}", "\"", "\\", " "]
+        var agreed = 0
+        for _ in 0..<3_000 {
+            let length = Int(rng.next() % 24)
+            let literal = (0..<length).map { _ in pieces[Int(rng.next() % UInt64(pieces.count))] }.joined()
+            let text = #"{"k":""# + literal + #"","n":1}"#
+            let reference = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
+            let ours = try? withEnvelope(text) { envelope, bytes in envelope.string("k", in: bytes) }
+            #expect((reference?["k"] as? String) == ours.flatMap { $0 }, "\(text)")
+            if reference != nil { agreed += 1 }
+        }
+        #expect(agreed > 500, "too few valid literals to mean anything: \(agreed)")
     }
 }
