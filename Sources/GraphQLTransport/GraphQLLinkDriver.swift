@@ -62,7 +62,10 @@ struct GraphQLLinkDriver: LinkDriver {
 
     private func handle(_ bytes: UnsafeBufferPointer<UInt8>) -> LinkFrameStep {
         let envelope: JSONEnvelope
-        do { envelope = try JSONEnvelope(scanning: bytes) } catch { return violation("malformed message: \(error)") }
+        // One pass: `payload` and its `data` are scanned member by member on the way (see executionResult).
+        do { envelope = try JSONEnvelope(scanning: bytes, descendingInto: ["payload", "data"]) } catch {
+            return violation("malformed message: \(error)")
+        }
         guard let type = envelope.string("type", in: bytes) else { return violation("message without type") }
         switch type {
         case "next":
@@ -70,7 +73,7 @@ struct GraphQLLinkDriver: LinkDriver {
             guard let payload = envelope.member("payload", in: bytes), payload.kind == .object else {
                 return violation("next without an object payload")
             }
-            state.deliver(Self.executionResult(UnsafeBufferPointer(rebasing: bytes[payload.value])), to: messageID, on: id)
+            state.deliver(Self.executionResult(envelope, in: bytes), to: messageID, on: id)
             return .handled
         case "ping":
             return .reply(.text(GraphQLOutboundMessage.pong))
@@ -92,23 +95,27 @@ struct GraphQLLinkDriver: LinkDriver {
 
     /// `{data, errors}` → the subscription field's value (the single member of `data`, or `data` itself), plus errors.
     /// `data` is copied out of the frame once; the field's value is a slice of that copy.
-    static func executionResult(_ bytes: UnsafeBufferPointer<UInt8>) -> RealtimePayload {
-        guard let result = try? JSONEnvelope(scanning: bytes) else { return RealtimePayload(json: Data(bytes)) }
-        let errors = try? result.valueBytes("errors", in: bytes)
-        guard let data = result.member("data", in: bytes) else {
+    static func executionResult(_ envelope: JSONEnvelope, in bytes: UnsafeBufferPointer<UInt8>) -> RealtimePayload {
+        guard let result = envelope.nested.first ?? nil else { return RealtimePayload(json: Data("null".utf8)) }
+        func member(_ key: StaticString) -> JSONEnvelope.Member? {
+            key.withUTF8Buffer { wanted in
+                result.first { !$0.keyHasEscapes && $0.key.count == wanted.count && zip(bytes[$0.key], wanted).allSatisfy { $0 == $1 } }
+            }
+        }
+        let errors = member("errors").flatMap { errors -> Data? in
+            guard errors.kind == .string, errors.valueHasEscapes else { return Data(UnsafeBufferPointer(rebasing: bytes[errors.value])) }
+            return try? JSONEnvelope.unescape(bytes, errors.value)
+        }
+        guard let data = member("data") else {
             return RealtimePayload(json: Data("null".utf8), graphQLErrorsJSON: errors)
         }
         let dataJSON = Data(UnsafeBufferPointer(rebasing: bytes[data.rawValue]))
-        if data.kind == .object {
-            let slice = UnsafeBufferPointer(rebasing: bytes[data.value])
-            if let fields = try? JSONEnvelope(scanning: slice), fields.members.count == 1 {
-                // Offsets within the data object's copy (its value range starts where rawValue does).
-                let offset = data.value.lowerBound - data.rawValue.lowerBound
-                let field = fields.members[0].rawValue
-                let start = dataJSON.startIndex + offset + field.lowerBound
-                let json = dataJSON[start..<(start + field.count)]
-                return RealtimePayload(json: json, graphQLErrorsJSON: errors, graphQLDataJSON: dataJSON)
-            }
+        if data.kind == .object, let fields = envelope.nested.count > 1 ? envelope.nested[1] : nil, fields.count == 1 {
+            // Offsets within the data object's copy.
+            let field = fields[0].rawValue
+            let start = dataJSON.startIndex + field.lowerBound - data.rawValue.lowerBound
+            let json = dataJSON[start..<(start + field.count)]
+            return RealtimePayload(json: json, graphQLErrorsJSON: errors, graphQLDataJSON: dataJSON)
         }
         return RealtimePayload(json: dataJSON, graphQLErrorsJSON: errors, graphQLDataJSON: dataJSON)
     }

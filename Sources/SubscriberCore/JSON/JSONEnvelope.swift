@@ -43,10 +43,23 @@ public struct JSONEnvelope: Sendable {
     /// The members in document order.
     public private(set) var members: [Member]
 
+    /// The members of the objects along the `descendingInto` path, outermost first, with offsets into the scanned
+    /// buffer; `nil` where the path's key was absent or its value not an object.
+    public private(set) var nested: [[Member]?] = []
+
     /// Scans `bytes`, which must hold exactly one JSON object (surrounding white space allowed).
     public init(scanning bytes: UnsafeBufferPointer<UInt8>) throws(JSONScanError) {
         var scanner = Scanner(bytes: bytes)
         members = try scanner.scanTopLevelObject()
+    }
+
+    /// Scans `bytes` like ``init(scanning:)`` and, in the same pass, the members of the object under `path[0]`, of
+    /// the object under `path[1]` inside it, and so on (``nested``): for envelopes whose payload sits a few objects
+    /// deep (graphql-transport-ws `payload.data`), so those bytes are not scanned again.
+    public init(scanning bytes: UnsafeBufferPointer<UInt8>, descendingInto path: [StaticString]) throws(JSONScanError) {
+        var scanner = Scanner(bytes: bytes, path: path)
+        members = try scanner.scanTopLevelObject()
+        nested = scanner.nested
     }
 
     /// The member named `key`, if present (the first one, when a key repeats).

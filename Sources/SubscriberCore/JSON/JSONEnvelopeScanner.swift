@@ -3,37 +3,66 @@ extension JSONEnvelope {
     struct Scanner {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
+        /// Keys whose object values are scanned member by member (one level each) instead of skipped.
+        let path: [StaticString]
+        /// The members of the objects along `path`, outermost first (`nil` where the path was not found).
+        var nested: [[Member]?]
+        /// Whether the path's key at each depth was met (only its first occurrence counts, as in `member(_:in:)`).
+        private var met: [Bool]
 
-        init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+        init(bytes: UnsafeBufferPointer<UInt8>, path: [StaticString] = []) {
+            self.bytes = bytes
+            self.path = path
+            nested = Array(repeating: nil, count: path.count)
+            met = Array(repeating: false, count: path.count)
+        }
 
         mutating func scanTopLevelObject() throws(JSONScanError) -> [Member] {
             skipWhitespace()
+            let members = try scanObject(depth: 0)
+            skipWhitespace()
+            guard index == bytes.count else { throw fail("trailing characters after the object") }
+            return members
+        }
+
+        /// At an opening brace: the object's members, through its closing brace.
+        private mutating func scanObject(depth: Int) throws(JSONScanError) -> [Member] {
             try expect(UInt8(ascii: "{"), "expected an object")
             var members: [Member] = []
             members.reserveCapacity(6)
             skipWhitespace()
             if peek() == UInt8(ascii: "}") {
                 index += 1
-            } else {
-                while true {
-                    skipWhitespace()
-                    guard peek() == UInt8(ascii: "\"") else { throw fail("expected a key") }
-                    let (key, keyEscapes) = try scanString()
-                    skipWhitespace()
-                    try expect(UInt8(ascii: ":"), "expected ':'")
-                    skipWhitespace()
+                return members
+            }
+            while true {
+                skipWhitespace()
+                guard peek() == UInt8(ascii: "\"") else { throw fail("expected a key") }
+                let (key, keyEscapes) = try scanString()
+                skipWhitespace()
+                try expect(UInt8(ascii: ":"), "expected ':'")
+                skipWhitespace()
+                let onPath = depth < path.count && !met[depth] && !keyEscapes && isKey(key, path[depth])
+                if onPath { met[depth] = true }
+                if onPath, peek() == UInt8(ascii: "{") {
+                    // On the path: the object's members are recorded in this same pass.
+                    let start = index
+                    nested[depth] = try scanObject(depth: depth + 1)
+                    members.append(Member(key: key, keyHasEscapes: false, value: start..<index, kind: .object, valueHasEscapes: false))
+                } else {
                     let (value, kind, valueEscapes) = try scanValue()
                     members.append(Member(key: key, keyHasEscapes: keyEscapes, value: value, kind: kind, valueHasEscapes: valueEscapes))
-                    skipWhitespace()
-                    guard let next = peek() else { throw fail("unterminated object") }
-                    guard next == UInt8(ascii: "}") || next == UInt8(ascii: ",") else { throw fail("expected ',' or '}'") }
-                    index += 1
-                    if next == UInt8(ascii: "}") { break }
                 }
+                skipWhitespace()
+                guard let next = peek() else { throw fail("unterminated object") }
+                guard next == UInt8(ascii: "}") || next == UInt8(ascii: ",") else { throw fail("expected ',' or '}'") }
+                index += 1
+                if next == UInt8(ascii: "}") { return members }
             }
-            skipWhitespace()
-            guard index == bytes.count else { throw fail("trailing characters after the object") }
-            return members
+        }
+
+        private func isKey(_ key: Range<Int>, _ wanted: StaticString) -> Bool {
+            wanted.withUTF8Buffer { wanted in key.count == wanted.count && zip(bytes[key], wanted).allSatisfy { $0 == $1 } }
         }
 
         private func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
