@@ -150,7 +150,7 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
         inboundContinuation.finish()
     }
 
-    /// The client's scope ended: a client that neither closed nor aborted closes normally (as WSClient does).
+    /// The client's scope ended: a client that neither closed nor aborted closes normally (as the real connectors do).
     func scopeEnded() -> WebSocketCloseInfo {
         let info = state.withLock { state -> WebSocketCloseInfo in
             if let closed = state.closed { return closed }

@@ -27,7 +27,7 @@ final class UpgradeRequestHandler: ChannelInboundHandler, RemovableChannelHandle
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(let response) = unwrapInboundIn(data) else { return }
         opened.fire(
-            .failure(WebSocketSeamError.upgradeRejected("the server answered HTTP \(response.status.code) \(response.status.reasonPhrase)"))
+            .failure(WebSocketSeamError.upgradeRejected("HTTP \(response.status.code) \(response.status.reasonPhrase)"))
         )
         context.close(promise: nil)
     }

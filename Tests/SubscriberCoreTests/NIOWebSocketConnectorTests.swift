@@ -243,11 +243,13 @@ struct NIOWebSocketConnectorTests {
             let error = await #expect(throws: WebSocketSeamError.self) {
                 try await connect(WebSocketRequest(url: server.url, subprotocols: ["aws-appsync-event-ws"]))
             }
-            // WSClient reports "upgrade failed" without the status code, so only the case can be checked.
-            guard case .upgradeRejected? = error else {
+            guard case .upgradeRejected(let detail)? = error else {
                 Issue.record("expected upgradeRejected, got \(String(describing: error))")
                 return
             }
+            // The status is reported, so a refusal for authentication can be told apart.
+            #expect(detail.hasPrefix("HTTP \(status.code)"))
+            #expect(error?.isAuthenticationRejection == (status == .unauthorized))
             let headers = try await server.waitForUpgradeRequest()
             #expect(headers["Sec-WebSocket-Protocol"] == ["aws-appsync-event-ws"])
         }

@@ -41,7 +41,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                     return LinkReport(end: .openFailed(String(describing: error), authRejected: authRejected))
                 }
             }
-            // The upgrade itself may stall (WSClient has no timeout of its own): give it the ack timeout.
+            // The upgrade itself may stall (a server that accepts TCP and never answers): give it the ack timeout.
             group.addTask {
                 let opened = await race(clock: clock, deadline: clock.now.advanced(by: ackTimeout), signal: started)
                 return opened ? nil : LinkReport(end: .openFailed("no WebSocket upgrade within \(ackTimeout)", authRejected: false))

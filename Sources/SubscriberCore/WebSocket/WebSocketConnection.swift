@@ -86,9 +86,8 @@ public enum WebSocketSeamError: Error, Sendable, Equatable, CustomStringConverti
     /// This connector cannot open connections on this platform.
     case unsupportedPlatform(String)
 
-    /// Whether the server refused the upgrade for authentication (HTTP 401 or 403). Only connectors that can read the
-    /// upgrade response's status report it (as `upgradeRejected("HTTP <status>…")`); swift-websocket's `WSClient`
-    /// cannot, so with `NIOWebSocketConnector` a refused upgrade is an ordinary connection failure.
+    /// Whether the server refused the upgrade for authentication (HTTP 401 or 403). Connectors report the upgrade
+    /// response's status as `upgradeRejected("HTTP <status>…")`.
     public var isAuthenticationRejection: Bool {
         guard case .upgradeRejected(let detail) = self else { return false }
         return detail.hasPrefix("HTTP 401") || detail.hasPrefix("HTTP 403")
