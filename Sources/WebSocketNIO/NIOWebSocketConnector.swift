@@ -155,14 +155,19 @@ public struct NIOWebSocketConnector: WebSocketConnector {
                     return channel.eventLoop.makeFailedFuture(error)
                 }
             }
+        // NIO's connect cannot be cancelled and may take its whole connect timeout (a dropped SYN): wait for it in a
+        // way cancellation ends at once, and close the channel should it connect after all.
+        let connected = OneShotSignal<Result<any Channel, any Error>>()
+        let connecting = bootstrap.connect(host: endpoint.host, port: endpoint.port)
+        connecting.whenComplete { connected.fire($0) }
+        guard let result = await connected.wait() else {
+            opened.fire(.failure(CancellationError()))
+            connecting.whenSuccess { $0.close(promise: nil) }
+            throw CancellationError()
+        }
         do {
-            return try await withTaskCancellationHandler {
-                try await bootstrap.connect(host: endpoint.host, port: endpoint.port).get()
-            } onCancel: {
-                opened.fire(.failure(CancellationError()))
-            }
+            return try result.get()
         } catch {
-            if Task.isCancelled { throw CancellationError() }
             throw WebSocketSeamError.connectionFailed("\(error)")
         }
     }
