@@ -1,10 +1,11 @@
 import Foundation
 
-/// A thread that runs reader tasks (a link's reader, the notifier's upstream pumps) and, every time one of them
-/// suspends, flushes the ``DeliveryBatch``es registered with it.
+/// A thread that runs reader tasks which cannot see where a batch ends (the notifier's upstream pumps read a stream,
+/// not a socket) and, every time one of them suspends, flushes the ``DeliveryBatch``es registered with it.
 ///
-/// A job returning means its task has handled everything it had (every frame the socket had, every event its
-/// upstream had queued) and waits for more: the instant to wake the consumers, once for all of it.
+/// A job returning means its task has handled everything it had (every event its upstream had queued) and waits for
+/// more: the instant to wake the consumers, once for all of it. (A link's reader needs none of this: it gets a
+/// socket read's frames at once and flushes after them.)
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
 package final class BatchingExecutor: TaskExecutor, @unchecked Sendable {
     // Guarded by `condition`.

@@ -7,10 +7,11 @@ package protocol DeliverySignal: AnyObject, Sendable {
 /// The consumers a reader has queued elements for since it last suspended, woken together so that one read's worth
 /// of frames wakes each consumer once instead of once per element.
 ///
-/// A reader runs with a batch as ``current`` (a task-local, set by ``BatchedDelivery``); producers such as
-/// ``SubscriptionSink/yield(_:)`` then queue the element at once (a consumer that is awake takes it straight away)
-/// but leave waking a waiting consumer to the batch. ``flush()`` wakes them: when the reader suspends (see
-/// ``BatchingExecutor``), when ``holdLimit`` elements were queued, and when the reader ends. Only the wake-up is
+/// A reader runs with a batch as ``current`` (a task-local, set by the link runner or ``BatchedDelivery``); producers
+/// such as ``SubscriptionSink/yield(_:)`` then queue the element at once (a consumer that is awake takes it straight
+/// away) but leave waking a waiting consumer to the batch. ``flush()`` wakes them: after each socket read (the link's
+/// reader), when the reader suspends (``BatchingExecutor``), when ``holdLimit`` elements were queued, and when the
+/// reader ends. Only the wake-up is
 /// deferred, so order and loss accounting are those of the queue, and nothing waits past the reader's next
 /// suspension.
 package final class DeliveryBatch: Sendable {
@@ -65,7 +66,7 @@ package final class DeliveryBatch: Sendable {
 }
 
 extension DeliverySignal {
-    /// Wakes the consumer now, or, on a reader with a ``DeliveryBatch``, when the reader suspends.
+    /// Wakes the consumer now, or, on a reader with a ``DeliveryBatch``, when the batch is flushed.
     @inlinable
     package func signalOrHold() {
         if let batch = DeliveryBatch.current, batch.hold(self) { return }

@@ -55,7 +55,7 @@ package final class SubscriptionSink: Sendable {
     /// Delivers an event; returns `false` once the consumer has gone.
     ///
     /// On a reader running with a ``DeliveryBatch`` the event is queued at once but the consumer is woken when the
-    /// batch flushes (the reader suspends), once for all of the batch's events.
+    /// batch flushes (after the socket read, or when the reader suspends), once for all of the batch's events.
     @discardableResult
     package func yield(_ event: SubscriptionEvent) -> Bool {
         let delivered = deliver(event)
