@@ -5,7 +5,7 @@ import Testing
 
 @testable import SubscriberCore
 
-/// The reader's batched delivery: ``DeliveryBatch``, ``StreamBuffer`` and ``BatchingExecutor``.
+/// The readers' batched delivery: ``DeliveryBatch`` and ``StreamBuffer``.
 @Suite("Batched delivery")
 struct DeliveryBatchTests {
     private static let logger = Logger(label: "test.batch")
@@ -93,30 +93,34 @@ struct DeliveryBatchTests {
         #expect(gone.withLock { $0 } == false)
     }
 
-    @Test("the batching executor wakes a reader's consumers when the reader suspends, without an explicit flush")
-    func batchingExecutorFlushesOnSuspension() async throws {
-        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else { return }
-        let executor = BatchingExecutor(name: "test.reader")
-        let (stream, sink) = SubscriptionSink.make(bufferLimit: 100, label: "batch", logger: Self.logger)
+    @Test("a reader of a StreamBuffer stream has its batch flushed when it drains that stream, with no explicit flush")
+    func drainingTheUpstreamFlushes() async throws {
+        let (upstream, source) = SubscriptionSink.make(bufferLimit: 100, label: "upstream", logger: Self.logger)
+        let (downstream, sink) = SubscriptionSink.make(bufferLimit: 100, label: "downstream", logger: Self.logger)
         let delivered = OneShotSignal<Void>()
         let consumer = Task {
             var received: [SubscriptionEvent] = []
-            for try await event in stream {
+            for try await event in downstream {
                 received.append(event)
-                if received.count == 2 { delivered.fire() }
+                if received.count == 3 { delivered.fire() }
             }
             return received
         }
-        try await withTestTimeout(5, "the consumer to be woken by the reader's suspension") {
-            await executor.run {
-                // Held by the reader's batch, never flushed explicitly: only the suspension below can wake the consumer.
-                sink.yield(event(1))
-                sink.yield(event(2))
-                _ = await delivered.wait()
+        // The pump: forwards what it reads under a batch it never flushes itself.
+        let batch = DeliveryBatch()
+        let pump = Task {
+            await DeliveryBatch.$current.withValue(batch) {
+                do {
+                    for try await event in upstream { sink.yield(event) }
+                } catch {}
             }
         }
+        for n in 1...3 { source.yield(event(n)) }
+        try await withTestTimeout(5, "the consumer to be woken when the pump drained its upstream") { _ = await delivered.wait() }
+        #expect(batch.isFlushedByUpstream)
+        source.finish()
+        _ = await pump.value
         sink.finish()
-        executor.stop()
-        #expect(try await withTestTimeout(5, "the consumer") { try await consumer.value } == [event(1), event(2)])
+        #expect(try await withTestTimeout(5, "the consumer") { try await consumer.value } == (1...3).map(event))
     }
 }

@@ -393,7 +393,7 @@ struct JSONRoundTripTests {
 }
 
 @Suite("JSONEnvelope strings against JSONSerialization")
-struct JSONEnvelopeStringFuzzTests {
+struct JSONEnvelopeStringLiteralTests {
     /// The scanner skips plain string bytes eight at a time; quotes, escapes and control characters at every offset
     /// around those words must still be found. Seeded random string literals, judged by JSONSerialization.
     @Test("seeded random string literals scan and unescape as JSONSerialization reads them")

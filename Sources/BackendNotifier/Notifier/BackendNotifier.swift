@@ -41,9 +41,6 @@ public actor BackendNotifier {
     /// The active transport's name, readable from the delivery path without hopping onto the actor.
     let activeName: Locked<String>
     let states = NotifierStateBroadcaster()
-    /// The thread the upstream pumps run on: each pump drains what its transport stream has, then the observers it
-    /// delivered to are woken once (see `BatchedDelivery`).
-    let delivery = BatchedDelivery(name: "vortex.notifier")
     /// Every background task of the notifier (upstream pumps, the state follower, timers) runs in this scope; releasing
     /// the notifier cancels them all.
     let scope = TaskScope()
@@ -120,8 +117,6 @@ public actor BackendNotifier {
 
     deinit {
         scope.close()
-        // The thread ends once the pumps, cancelled now, have ended.
-        delivery.stop()
     }
 
     // MARK: The merged legacy API
@@ -236,12 +231,17 @@ public actor BackendNotifier {
         let router = self.router
         let dialect = transport.dialect
         let name = transport.name
-        let delivery = self.delivery
         let task = scope.spawn { [weak self] in
             let stream = await transport.subscribe(request)
-            await delivery.run { [weak self] in
+            // Batched delivery: the observers this pump delivers to are woken once each time it has drained its
+            // transport stream (the stream's buffer flushes the batch then), not once per value.
+            let batch = DeliveryBatch()
+            defer { batch.close() }
+            await DeliveryBatch.$current.withValue(batch) { [weak self] in
                 do {
                     for try await event in stream {
+                        // A transport stream that is not a StreamBuffer cannot flush the batch: do it per value.
+                        defer { if !batch.isFlushedByUpstream { batch.flush() } }
                         switch event {
                         case .payload(let payload):
                             if gate.withLock({ $0 }) { router.route(payload, from: upstream, dialect: dialect) }

@@ -7,11 +7,11 @@ package protocol DeliverySignal: AnyObject, Sendable {
 /// The consumers a reader has queued elements for since it last suspended, woken together so that one read's worth
 /// of frames wakes each consumer once instead of once per element.
 ///
-/// A reader runs with a batch as ``current`` (a task-local, set by the link runner or ``BatchedDelivery``); producers
-/// such as ``SubscriptionSink/yield(_:)`` then queue the element at once (a consumer that is awake takes it straight
-/// away) but leave waking a waiting consumer to the batch. ``flush()`` wakes them: after each socket read (the link's
-/// reader), when the reader suspends (``BatchingExecutor``), when ``holdLimit`` elements were queued, and when the
-/// reader ends. Only the wake-up is
+/// A reader runs with a batch as ``current`` (a task-local, set by the link runner and the notifier's pumps);
+/// producers such as ``SubscriptionSink/yield(_:)`` then queue the element at once (a consumer that is awake takes it
+/// straight away) but leave waking a waiting consumer to the batch. ``flush()`` wakes them: after each socket read
+/// (the link's reader), when the reader is about to wait for its upstream ``StreamBuffer`` (the notifier's pumps),
+/// when ``holdLimit`` elements were queued, and when the reader ends. Only the wake-up is
 /// deferred, so order and loss accounting are those of the queue, and nothing waits past the reader's next
 /// suspension.
 package final class DeliveryBatch: Sendable {
@@ -26,6 +26,7 @@ package final class DeliveryBatch: Sendable {
         var signals: [any DeliverySignal] = []
         var held = 0
         var closed = false
+        var flushedByUpstream = false
     }
 
     private let state = Locked(State())
@@ -56,6 +57,15 @@ package final class DeliveryBatch: Sendable {
             return state.signals
         }
         for signal in signals { signal.signal() }
+    }
+
+    /// Whether the reader's upstream is a ``StreamBuffer``, which flushes the batch whenever the reader is about to
+    /// wait for it. A reader whose upstream is any other stream flushes after each element itself.
+    package var isFlushedByUpstream: Bool { state.withLock { $0.flushedByUpstream } }
+
+    /// Called by ``StreamBuffer`` as its consumer asks for the next element.
+    func markFlushedByUpstream() {
+        state.withLock { $0.flushedByUpstream = true }
     }
 
     /// Flushes and stops holding: later elements under this batch wake their consumers at once.
