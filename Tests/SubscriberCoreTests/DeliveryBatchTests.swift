@@ -12,17 +12,25 @@ struct DeliveryBatchTests {
 
     private func event(_ n: Int) -> SubscriptionEvent { .payload(RealtimePayload(json: Data("\(n)".utf8))) }
 
+    /// Reads `stream` to its end in a task of its own, firing `arrived` once `count` events came.
+    private func consume(
+        _ stream: AsyncThrowingStream<SubscriptionEvent, any Error>, firing arrived: OneShotSignal<Void>, after count: Int = 1
+    ) -> Task<[SubscriptionEvent], any Error> {
+        Task {
+            var received: [SubscriptionEvent] = []
+            for try await event in stream {
+                received.append(event)
+                if received.count >= count { arrived.fire() }
+            }
+            return received
+        }
+    }
+
     @Test("events yielded under a batch are queued at once, in order, and a waiting consumer is woken by the flush")
     func batchQueuesAndFlushWakes() async throws {
         let (stream, sink) = SubscriptionSink.make(bufferLimit: 100, label: "batch", logger: Self.logger)
-        let received = Locked<[SubscriptionEvent]>([])
         let firstArrived = OneShotSignal<Void>()
-        let consumer = Task {
-            for try await event in stream {
-                received.withLock { $0.append(event) }
-                firstArrived.fire()
-            }
-        }
+        let consumer = consume(stream, firing: firstArrived)
         let batch = DeliveryBatch()
         DeliveryBatch.$current.withValue(batch) {
             for n in 1...10 { sink.yield(event(n)) }
@@ -30,22 +38,15 @@ struct DeliveryBatchTests {
         batch.flush()
         try await withTestTimeout(5, "the flushed events") { _ = await firstArrived.wait() }
         sink.finish()
-        _ = try await withTestTimeout(5, "the consumer") { try await consumer.value }
-        #expect(received.withLock { $0 } == (1...10).map(event))
+        #expect(try await withTestTimeout(5, "the consumer") { try await consumer.value } == (1...10).map(event))
     }
 
     @Test("a batch flushes by itself once holdLimit events are held, and a closed batch delivers at once")
     func holdLimitAndClose() async throws {
         let (stream, sink) = SubscriptionSink.make(bufferLimit: 1000, label: "batch", logger: Self.logger)
-        let received = Locked<[SubscriptionEvent]>([])
         let firstArrived = OneShotSignal<Void>()
         // A consumer already waiting must be woken by the limit, without any explicit flush.
-        let consumer = Task {
-            for try await event in stream {
-                received.withLock { $0.append(event) }
-                firstArrived.fire()
-            }
-        }
+        let consumer = consume(stream, firing: firstArrived)
         try await Task.sleep(for: .milliseconds(20))
         let batch = DeliveryBatch()
         DeliveryBatch.$current.withValue(batch) {
@@ -55,8 +56,8 @@ struct DeliveryBatchTests {
         batch.close()
         DeliveryBatch.$current.withValue(batch) { sink.yield(event(1000)) }
         sink.finish()
-        _ = try await withTestTimeout(5, "the consumer") { try await consumer.value }
-        #expect(received.withLock { $0 } == (1...DeliveryBatch.holdLimit).map(event) + [event(1000)])
+        let received = try await withTestTimeout(5, "the consumer") { try await consumer.value }
+        #expect(received == (1...DeliveryBatch.holdLimit).map(event) + [event(1000)])
     }
 
     @Test("dropping the stream, or cancelling its consumer, counts as the consumer having gone")
@@ -98,14 +99,7 @@ struct DeliveryBatchTests {
         let (upstream, source) = SubscriptionSink.make(bufferLimit: 100, label: "upstream", logger: Self.logger)
         let (downstream, sink) = SubscriptionSink.make(bufferLimit: 100, label: "downstream", logger: Self.logger)
         let delivered = OneShotSignal<Void>()
-        let consumer = Task {
-            var received: [SubscriptionEvent] = []
-            for try await event in downstream {
-                received.append(event)
-                if received.count == 3 { delivered.fire() }
-            }
-            return received
-        }
+        let consumer = consume(downstream, firing: delivered, after: 3)
         // The pump: forwards what it reads under a batch it never flushes itself.
         let batch = DeliveryBatch()
         let pump = Task {
