@@ -85,11 +85,6 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         let closeState = Locked(WebSocketCloseState())
         let opened = OneShotSignal<Result<String?, any Error>>()
         let channel = try await open(endpoint, head: head, inbound: inbound, closeState: closeState, opened: opened)
-        inbound.onResumeReading { [channel] in
-            channel.eventLoop.execute {
-                channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in channel.read() }
-            }
-        }
         let subprotocol: String?
         do {
             subprotocol = try await withTaskCancellationHandler {
@@ -127,6 +122,12 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         let bootstrap = ClientBootstrap(group: eventLoopGroup)
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
+                // Set before any frame can arrive: reading paused by a full inbound queue must always resume.
+                inbound.onResumeReading {
+                    channel.eventLoop.execute {
+                        channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in channel.read() }
+                    }
+                }
                 do {
                     if let tls {
                         let handler = try NIOSSLClientHandler(context: tls, serverHostname: endpoint.serverName)

@@ -50,7 +50,10 @@ final class WebSocketInbound: Sendable {
     func finish(throwing error: (any Error)? = nil) {
         let waiter = state.withLock { state -> CheckedContinuation<[WebSocketMessage]?, any Error>? in
             if state.end == nil { state.end = .some(error) }
-            defer { state.waiter = nil }
+            defer {
+                state.waiter = nil
+                state.waiterTakes = nil
+            }
             return state.waiter
         }
         guard let waiter else { return }

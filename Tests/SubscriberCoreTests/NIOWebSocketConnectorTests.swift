@@ -102,6 +102,21 @@ struct NIOWebSocketConnectorTests {
         }
     }
 
+    @Test("a reader that falls behind pauses reading from the socket and resumes it: every message arrives, in order")
+    func backpressurePausesAndResumes() async throws {
+        try await withServer { server in
+            let count = 2_000  // several times the 256 messages queued before reading pauses
+            let (received, _) = try await scoped(WebSocketRequest(url: server.url)) { connection in
+                for index in 0..<count { try await server.send(text: "m\(index)") }
+                try await Task.sleep(for: .milliseconds(100))
+                var received: [WebSocketMessage] = []
+                while received.count < count, let batch = try await connection.receiveBatch() { received += batch }
+                return received
+            }
+            #expect(received == (0..<count).map { .text("m\($0)") })
+        }
+    }
+
     @Test("server pings are answered with a pong and never surface in receive()")
     func pingsAreAnswered() async throws {
         try await withServer { server in
