@@ -9,14 +9,11 @@ package final class OneShotSignal<Value: Sendable>: Sendable {
     }
 
     private let state = Locked(State())
-    /// Mirrors `state.value != nil` in a non-generic box: read on the per-frame path, where the generic state's
-    /// metadata lookups cost more than the lock.
-    private let fired = Locked(false)
 
     package init() {}
 
     /// Whether the value was set.
-    package var isFired: Bool { fired.withLock { $0 } }
+    package var isFired: Bool { state.withLock { $0.value != nil } }
 
     /// The value, if it was set.
     package var value: Value? { state.withLock { $0.value } }
@@ -31,7 +28,6 @@ package final class OneShotSignal<Value: Sendable>: Sendable {
             return Array(state.waiters.values)
         }
         guard let waiters else { return false }
-        fired.withLock { $0 = true }
         for waiter in waiters { waiter.resume(returning: value) }
         return true
     }
