@@ -75,20 +75,13 @@ final class WebSocketInbound: Sendable {
 
     private func take(_ part: @escaping @Sendable (inout State) -> [WebSocketMessage]) async throws -> [WebSocketMessage]? {
         if Task.isCancelled { throw CancellationError() }
-        let (ready, resume) = state.withLock { state -> (Result<[WebSocketMessage]?, any Error>?, Bool) in
-            guard let ready = Self.ready(&state, part) else { return (nil, false) }
-            defer { state.paused = false }
-            return (ready, state.paused)
-        }
-        if resume { resumeReading.withLock { $0 }?() }
-        if let ready { return try ready.get() }
+        if let ready = takeReady(part) { return try ready.get() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[WebSocketMessage]?, any Error>) in
-                let ready = state.withLock { state -> Result<[WebSocketMessage]?, any Error>? in
-                    if let ready = Self.ready(&state, part) { return ready }
+                // The event loop may have queued (and paused) between the first look and now.
+                let ready = takeReady(part) { state in
                     state.waiter = continuation
                     state.waiterTakes = part
-                    return nil
                 }
                 if let ready { continuation.resume(with: ready) }
             }
@@ -99,6 +92,23 @@ final class WebSocketInbound: Sendable {
             }
             waiter?.resume(throwing: CancellationError())
         }
+    }
+
+    /// Takes what is ready, turning reading back on if a full queue had paused it; `orElse` runs under the same lock
+    /// when nothing is ready.
+    private func takeReady(
+        _ part: (inout State) -> [WebSocketMessage], orElse: (inout State) -> Void = { _ in }
+    ) -> Result<[WebSocketMessage]?, any Error>? {
+        let (ready, resume) = state.withLock { state -> (Result<[WebSocketMessage]?, any Error>?, Bool) in
+            guard let ready = Self.ready(&state, part) else {
+                orElse(&state)
+                return (nil, false)
+            }
+            defer { state.paused = false }
+            return (ready, state.paused)
+        }
+        if resume { resumeReading.withLock { $0 }?() }
+        return ready
     }
 
     /// What a reader gets without waiting, if anything.

@@ -6,7 +6,7 @@ import SubscriberCore
 import Testing
 import WebSocketNIO
 
-/// Smoke tests of ``NIOWebSocketConnector`` (WSClient) against a scripted NIO WebSocket server on a real socket.
+/// Tests of ``NIOWebSocketConnector`` against a scripted NIO WebSocket server on a real socket.
 @Suite("NIOWebSocketConnector on a real socket")
 struct NIOWebSocketConnectorTests {
     private let connector = NIOWebSocketConnector(closeTimeout: .seconds(2))

@@ -1,0 +1,99 @@
+import Foundation
+import SubscriberCore
+import Testing
+
+@testable import WebSocketNIO
+
+/// The queue between NIO's event loop and the link's reader: whatever the interleaving, reading that a full queue
+/// paused is turned back on once the reader has taken what was queued.
+@Suite("WebSocketInbound backpressure")
+struct WebSocketInboundTests {
+    @Test("a reader racing full reads never leaves reading paused", arguments: [WebSocketInbound.highWatermark + 44, 1])
+    func pausedReadingAlwaysResumes(batchSize: Int) async throws {
+        let reads = 10_000
+        let inbound = WebSocketInbound()
+        let loop = FakeEventLoop()
+        inbound.onResumeReading { loop.resume() }
+        let message = WebSocketMessage.text("{}")
+        // The "event loop": a thread of its own, so queueing truly races the reader's two looks at the queue.
+        let thread = Thread {
+            loop.run(reads: reads) { inbound.append(Array(repeating: message, count: batchSize)) }
+            inbound.finish()
+        }
+        thread.start()
+
+        // A paused queue nobody resumes hangs the reader; give up rather than hang the suite.
+        let received = try await withThrowingTaskGroup(of: Int?.self) { group in
+            group.addTask {
+                var count = 0
+                while let batch = try await inbound.next() { count += batch.count }
+                return count
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(30))
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            loop.release()
+            group.cancelAll()
+            return first
+        }
+        #expect(received == reads * batchSize, "reading stayed paused after \(loop.pauses) pauses")
+        #expect(loop.pauses > 0 || batchSize < WebSocketInbound.highWatermark)
+    }
+}
+
+/// Plays NIO's `autoRead`: the thread that appends turns reading off itself when `append` says so, and a resume is
+/// posted to it, taking effect only after the step it interrupts (as `eventLoop.execute` would).
+private final class FakeEventLoop: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var posted = 0
+    private var released = false
+    private var pauseCount = 0
+
+    var pauses: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return pauseCount
+    }
+
+    /// The event loop's side: one read's worth at a time, while reading is on.
+    func run(reads: Int, _ read: () -> Bool) {
+        var reading = true
+        for _ in 0..<reads {
+            if !reading {
+                waitForPost()
+                reading = true
+            }
+            if read() {
+                reading = false
+                condition.lock()
+                pauseCount += 1
+                condition.unlock()
+            }
+        }
+    }
+
+    /// The reader's side: turns reading back on.
+    func resume() {
+        condition.lock()
+        posted += 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Reading on for good, so the thread ends even when the queue under test failed to resume it.
+    func release() {
+        condition.lock()
+        released = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func waitForPost() {
+        condition.lock()
+        while posted == 0 && !released { condition.wait() }
+        if posted > 0 { posted -= 1 }
+        condition.unlock()
+    }
+}
