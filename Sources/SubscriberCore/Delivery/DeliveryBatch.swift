@@ -1,5 +1,5 @@
 /// Something a ``DeliveryBatch`` wakes: a ``StreamBuffer`` whose consumer has elements to take.
-package protocol DeliverySignal: AnyObject, Sendable {
+@usableFromInline package protocol DeliverySignal: AnyObject, Sendable {
     /// Wakes the consumer if it waits and there is something for it.
     func signal()
 }
@@ -14,9 +14,9 @@ package protocol DeliverySignal: AnyObject, Sendable {
 /// when ``holdLimit`` elements were queued, and when the reader ends. Only the wake-up is
 /// deferred, so order and loss accounting are those of the queue, and nothing waits past the reader's next
 /// suspension.
-package final class DeliveryBatch: Sendable {
+@usableFromInline package final class DeliveryBatch: Sendable {
     /// The batch of the reader running on this task, if any.
-    @TaskLocal package static var current: DeliveryBatch?
+    @usableFromInline @TaskLocal package static var current: DeliveryBatch?
 
     /// Queued elements beyond which the batch is flushed at once: a reader that never suspends (a server faster than
     /// the client) still wakes its consumers in slices of this size.
@@ -35,7 +35,7 @@ package final class DeliveryBatch: Sendable {
 
     /// Records that `signal` has one more element queued whose consumer is still to be woken. Returns `false` once
     /// the batch is closed: the caller wakes the consumer itself.
-    package func hold(_ signal: any DeliverySignal) -> Bool {
+    @usableFromInline package func hold(_ signal: any DeliverySignal) -> Bool {
         let (accepted, full) = state.withLock { state -> (Bool, Bool) in
             guard !state.closed else { return (false, false) }
             // Consecutive elements mostly go to the same consumer; one listed twice is merely woken twice.
@@ -48,7 +48,7 @@ package final class DeliveryBatch: Sendable {
     }
 
     /// Wakes every consumer that has elements queued since the last flush.
-    package func flush() {
+    @usableFromInline package func flush() {
         let signals = state.withLock { state -> [any DeliverySignal] in
             defer {
                 state.signals.removeAll(keepingCapacity: true)
@@ -64,7 +64,7 @@ package final class DeliveryBatch: Sendable {
     package var isFlushedByUpstream: Bool { state.withLock { $0.flushedByUpstream } }
 
     /// Called by ``StreamBuffer`` as its consumer asks for the next element.
-    func markFlushedByUpstream() {
+    @usableFromInline func markFlushedByUpstream() {
         state.withLock { $0.flushedByUpstream = true }
     }
 

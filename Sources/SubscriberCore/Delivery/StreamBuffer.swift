@@ -9,9 +9,9 @@
 /// consumer having gone.
 ///
 /// Inlinable: it is on the per-event path of other modules, which then get code specialised for their element type.
-package final class StreamBuffer<Element: Sendable>: DeliverySignal, Sendable {
+@usableFromInline package final class StreamBuffer<Element: Sendable>: DeliverySignal, Sendable {
     /// What a full queue gives up.
-    package enum OverflowPolicy: Sendable {
+    @usableFromInline package enum OverflowPolicy: Sendable {
         /// The new element (like `.bufferingOldest`).
         case dropNewest
         /// The oldest queued element (like `.bufferingNewest`).
@@ -19,7 +19,7 @@ package final class StreamBuffer<Element: Sendable>: DeliverySignal, Sendable {
     }
 
     /// What happened to an enqueued element.
-    package enum Enqueued: Sendable {
+    @usableFromInline package enum Enqueued: Sendable {
         /// Queued.
         case enqueued
         /// The queue was full: the element, or the oldest queued one, was dropped (the policy says which).
@@ -84,12 +84,14 @@ package final class StreamBuffer<Element: Sendable>: DeliverySignal, Sendable {
 
     /// The stream the consumer iterates, ending with an error if ``finish(throwing:)`` got one. Dropping it (and its
     /// iterators) counts as the consumer having gone.
+    @inlinable
     package func makeThrowingStream() -> AsyncThrowingStream<Element, any Error> {
         let token = ConsumerToken(self)
         return AsyncThrowingStream { try await token.buffer.next() }
     }
 
     /// The stream the consumer iterates, for buffers that never finish with an error.
+    @inlinable
     package func makeStream() -> AsyncStream<Element> {
         let token = ConsumerToken(self)
         return AsyncStream { (try? await token.buffer.next()) ?? nil }
@@ -190,8 +192,9 @@ package final class StreamBuffer<Element: Sendable>: DeliverySignal, Sendable {
 }
 
 /// Held by the consumer's stream only: when the stream and its iterators are gone, so is the consumer.
-private final class ConsumerToken<Element: Sendable>: Sendable {
-    let buffer: StreamBuffer<Element>
-    init(_ buffer: StreamBuffer<Element>) { self.buffer = buffer }
-    deinit { buffer.consumerGone() }
+@usableFromInline
+final class ConsumerToken<Element: Sendable>: Sendable {
+    @usableFromInline let buffer: StreamBuffer<Element>
+    @inlinable init(_ buffer: StreamBuffer<Element>) { self.buffer = buffer }
+    @inlinable deinit { buffer.consumerGone() }
 }

@@ -6,7 +6,7 @@ import Foundation
 /// It sits on the per-event path, so it is inlinable (callers in other modules get specialised code, without runtime
 /// generic metadata lookups) and keeps the value behind a pointer (no dynamic exclusivity check per access; the lock
 /// is what guarantees exclusivity).
-package final class Locked<Value>: @unchecked Sendable {
+@usableFromInline package final class Locked<Value>: @unchecked Sendable {
     @usableFromInline let lock = NSLock()
     @usableFromInline let storage: UnsafeMutablePointer<Value>
 
