@@ -46,6 +46,30 @@ struct FlatJSONDecoderTests {
         #expect(fast * 5 > total, "the fast path applied to \(fast) of \(total) mutations")
     }
 
+    @Test("the member-by-member models read every coding key, as JSONDecoder does")
+    func memberByMemberModelsReadEveryKey() throws {
+        func check<T: FlatDecodable & Equatable, K: CodingKey & CaseIterable>(_ type: T.Type, _ keys: K.Type) throws {
+            let empty = try JSONDecoder().decode(type, from: Data("{}".utf8))
+            for key in keys.allCases {
+                var read = false
+                for value in [#""v""#, "true", "3", "null"] {
+                    let json = Data(#"{"\#(key.stringValue)":\#(value)}"#.utf8)
+                    guard let reference = try? JSONDecoder().decode(type, from: json) else {
+                        #expect(FlatJSONDecoder.decode(type, from: json) == nil, "\(T.self).\(key.stringValue) = \(value)")
+                        continue
+                    }
+                    #expect(FlatJSONDecoder.decode(type, from: json) == reference, "\(T.self).\(key.stringValue) = \(value)")
+                    if reference != empty { read = true }
+                }
+                #expect(read, "no value of \(T.self).\(key.stringValue) decodes to a change")
+            }
+        }
+        try check(DevicePresenceOutput.self, DevicePresenceOutput.CodingKeys.self)
+        try check(DeviceRecordingOutput.self, DeviceRecordingOutput.CodingKeys.self)
+        try check(DeviceFirmwareOutput.self, DeviceFirmwareOutput.CodingKeys.self)
+        try check(DeviceStateOutput.self, DeviceStateOutput.CodingKeys.self)
+    }
+
     /// The fixture's top-level members as key and raw value text.
     private static func members(of json: Data) throws -> [(String, String)] {
         try json.withUnsafeBytes { raw in

@@ -14,10 +14,38 @@ enum FlatJSONDecoder {
     /// `json` decoded as `type`, or `nil` when the fast path does not apply (decode with `JSONDecoder` then).
     static func decode<T: Decodable>(_ type: T.Type, from json: Data) -> T? {
         json.withUnsafeBytes { raw -> T? in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            guard !bytes.isEmpty, bytes.allSatisfy({ $0 < 0x80 }), let object = try? ObjectView(bytes) else { return nil }
-            return try? T(from: ValueDecoder(value: .object(object)))
+            guard let object = object(raw.bindMemory(to: UInt8.self)) else { return nil }
+            return decode(type, from: object)
         }
+    }
+
+    /// `object` decoded as `type`, member by member for a ``FlatDecodable`` model, through `Decoder` otherwise; `nil`
+    /// when the fast path does not apply.
+    static func decode<T: Decodable>(_ type: T.Type, from object: ObjectView) -> T? {
+        if let flat = type as? any FlatDecodable.Type { return (try? flat.init(flat: object)) as? T }
+        return try? T(from: ValueDecoder(value: .object(object)))
+    }
+
+    /// The JSON object in `bytes` if the fast path applies to it (ASCII, no duplicate or escaped keys, valid values).
+    static func object(_ bytes: UnsafeBufferPointer<UInt8>) -> ObjectView? {
+        guard !bytes.isEmpty, isASCII(bytes) else { return nil }
+        return try? ObjectView(bytes)
+    }
+
+    /// Eight bytes at a time: no byte has its high bit set.
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        var index = 0
+        var high: UInt64 = 0
+        while index + 8 <= bytes.count {
+            high |= UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            index += 8
+        }
+        while index < bytes.count {
+            high |= UInt64(bytes[index])
+            index += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 
     /// The fast path does not apply; `JSONDecoder` decides.
@@ -54,6 +82,19 @@ enum FlatJSONDecoder {
             }
         }
 
+        /// A member's key, to match against literals (`case "thingName":`); keys never contain escapes here.
+        func key(of member: JSONEnvelope.Member) -> Key { Key(bytes: UnsafeBufferPointer(rebasing: bytes[member.key])) }
+
+        /// A member's value for the scalar accessors (`optionalString()` and the like), which reject any other kind of
+        /// value; nested objects are not scanned again.
+        func scalar(_ member: JSONEnvelope.Member) -> Value { .scalar(member, bytes) }
+
+        /// The string value of `key`, if the object has one (escapes resolved); `nil` for any other value or none.
+        func string(_ key: String) -> String? {
+            guard let member = member(key), member.kind == .string else { return nil }
+            return try? Value.scalar(member, bytes).string()
+        }
+
         func member(_ key: String) -> JSONEnvelope.Member? {
             var key = key
             return key.withUTF8 { wanted in members.first { bytes[$0.key].elementsEqual(wanted) } }
@@ -65,6 +106,16 @@ enum FlatJSONDecoder {
             case .string, .number, .literal: .scalar(member, bytes)
             case .array: throw Unsupported()
             }
+        }
+    }
+
+    /// A member's key, matched against string literals in `switch` statements.
+    struct Key {
+        let bytes: UnsafeBufferPointer<UInt8>
+
+        static func ~= (pattern: StaticString, key: Key) -> Bool {
+            pattern.utf8CodeUnitCount == key.bytes.count
+                && (key.bytes.isEmpty || memcmp(pattern.utf8Start, key.bytes.baseAddress!, key.bytes.count) == 0)
         }
     }
 
@@ -89,6 +140,30 @@ enum FlatJSONDecoder {
                 first != UInt8(ascii: "n")
             else { throw Unsupported() }
             return first == UInt8(ascii: "t")
+        }
+
+        /// For ``FlatDecodable`` models: what `decodeIfPresent` gives for an optional property (`nil` for `null`).
+        func optionalString() throws -> String? { isNull ? nil : try string() }
+        func optionalBool() throws -> Bool? { isNull ? nil : try bool() }
+        func optionalInt() throws -> Int? { isNull ? nil : try int() }
+
+        /// Plain decimal digits, read without building a string; anything else (a fraction, an exponent, an overflow) is
+        /// left to JSONDecoder's own rules.
+        func int() throws -> Int {
+            guard case .scalar(let member, let bytes) = self, member.kind == .number else { throw Unsupported() }
+            let digits = bytes[member.value]
+            var index = digits.startIndex
+            let negative = digits[index] == UInt8(ascii: "-")
+            if negative { index += 1 }
+            guard index < digits.endIndex, digits.endIndex - index <= 18 else { throw Unsupported() }
+            var value = 0
+            while index < digits.endIndex {
+                let digit = digits[index] &- UInt8(ascii: "0")
+                guard digit < 10 else { throw Unsupported() }
+                value = value * 10 + Int(digit)
+                index += 1
+            }
+            return negative ? -value : value
         }
 
         /// The number's text, for the standard library's parsers (exact for integers, correctly rounded for floats).

@@ -1,4 +1,5 @@
 import Foundation
+import SubscriberCore
 
 /// Decodes event payloads tolerantly: unknown fields are ignored (and listed by ``unknownFields(in:for:)`` so
 /// callers can log them at debug level), absent or `null` optional fields decode as `nil`, and unknown enum
@@ -49,6 +50,67 @@ public struct VortexEventDecoder: Sendable {
     /// ``OrganizationStateOutput``) and any other payload model, with the same error translation.
     public func decodeLegacy<T: Decodable>(_ type: T.Type, from json: Data) -> Result<T, VortexDecodingError> {
         if let value = FlatJSONDecoder.decode(type, from: json) { return .success(value) }
+        return decodeWithJSONDecoder(type, from: json)
+    }
+
+    /// ``decodeLegacy(_:from:)`` for the models the fast path fills member by member, without a runtime type check.
+    func decodeLegacy<T: FlatDecodable>(_ type: T.Type, from json: Data) -> Result<T, VortexDecodingError> {
+        let fast = json.withUnsafeBytes { raw in FlatJSONDecoder.object(raw.bindMemory(to: UInt8.self)).flatMap { try? T(flat: $0) } }
+        if let fast { return .success(fast) }
+        return decodeWithJSONDecoder(type, from: json)
+    }
+
+    /// Decodes an AppSync Events payload, scanning it once where the fast path applies: its kind (`kind`, or the one
+    /// its `eventType` names) and its model. `nil` when `kind` is `nil` and `eventType` names no kind.
+    func decodeEvent(
+        _ json: Data, kind fixed: VortexEventKind?
+    ) -> (kind: VortexEventKind, result: Result<VortexEvent, VortexDecodingError>)? {
+        enum Fast {
+            case notApplicable
+            case unknownKind
+            case decoded(VortexEventKind, VortexEvent?)
+        }
+        let fast = json.withUnsafeBytes { raw -> Fast in
+            guard let object = FlatJSONDecoder.object(raw.bindMemory(to: UInt8.self)) else { return .notApplicable }
+            guard let kind = fixed ?? object.string("eventType").flatMap(VortexEventKind.init(eventType:)) else { return .unknownKind }
+            return .decoded(kind, Self.event(kind, from: object))
+        }
+        switch fast {
+        case .unknownKind: return nil
+        case .decoded(let kind, let event?): return (kind, .success(event))
+        // JSONDecoder decides, and names what is wrong.
+        case .decoded(let kind, nil): return (kind, decode(kind, from: json))
+        case .notApplicable:
+            guard let kind = fixed ?? Self.eventKind(in: json) else { return nil }
+            return (kind, decode(kind, from: json))
+        }
+    }
+
+    private static func event(_ kind: VortexEventKind, from object: FlatJSONDecoder.ObjectView) -> VortexEvent? {
+        switch kind {
+        case .devicePresence: return (try? DevicePresenceOutput(flat: object)).map(VortexEvent.devicePresence)
+        case .deviceRecording: return (try? DeviceRecordingOutput(flat: object)).map(VortexEvent.deviceRecording)
+        case .deviceFirmware: return (try? DeviceFirmwareOutput(flat: object)).map(VortexEvent.deviceFirmware)
+        case .archiveState: return FlatJSONDecoder.decode(ArchiveStateOutput.self, from: object).map(VortexEvent.archiveState)
+        case .licensePhase: return FlatJSONDecoder.decode(LicenseStateOutput.self, from: object).map(VortexEvent.licensePhase)
+        case .plan: return FlatJSONDecoder.decode(PlanStateOutput.self, from: object).map(VortexEvent.plan)
+        case .aiSettings: return FlatJSONDecoder.decode(AISettingsOutput.self, from: object).map(VortexEvent.aiSettings)
+        case .roleChanged: return FlatJSONDecoder.decode(RoleChangeOutput.self, from: object).map(VortexEvent.roleChanged)
+        case .tokenRevoked: return FlatJSONDecoder.decode(UserTokenRevokeOutput.self, from: object).map(VortexEvent.tokenRevoked)
+        }
+    }
+
+    /// The kind `eventType` names, read with the envelope scanner (no full decode), for payloads the fast path leaves
+    /// to `JSONDecoder`.
+    static func eventKind(in json: Data) -> VortexEventKind? {
+        json.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            guard let envelope = try? JSONEnvelope(scanning: bytes), let type = envelope.string("eventType", in: bytes) else { return nil }
+            return VortexEventKind(eventType: type)
+        }
+    }
+
+    private func decodeWithJSONDecoder<T: Decodable>(_ type: T.Type, from json: Data) -> Result<T, VortexDecodingError> {
         let model = String(describing: type)
         do {
             return .success(try decoder.decode(type, from: json))

@@ -91,7 +91,7 @@ public actor BackendNotifier {
         let metrics = NotifierMetrics(factory: metricsFactory)
         let events = StreamHub<NotifierConnectionEvent>(name: "connectionEvents", policy: ObserverBufferPolicy(limit: 256)) { _, _ in }
         let activeName = Locked(transport.name)
-        let hubs = NotifierHubs(policy: configuration.bufferPolicy) { stream, count in
+        let hubs = NotifierHubs(policy: configuration.bufferPolicy, metrics: metrics) { stream, count in
             metrics.bufferDrop(stream: stream, count: count)
             logger.warning("observer buffer full; dropped values", metadata: ["stream": "\(stream)", "count": "\(count)"])
             let now = wallClock.now()

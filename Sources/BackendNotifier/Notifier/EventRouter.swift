@@ -43,15 +43,17 @@ struct EventRouter: Sendable {
     // MARK: AppSync Events: one event per payload, split already
 
     private func routeChannelEvent(_ json: Data, from upstream: Upstream) {
-        let kind: VortexEventKind?
-        switch upstream {
-        case .device, .organization: kind = Self.eventKind(in: json)
-        case .archive: kind = .archiveState
-        case .role: kind = .roleChanged
-        case .revoke: kind = .tokenRevoked
+        let fixed: VortexEventKind? =
+            switch upstream {
+            case .device, .organization: nil
+            case .archive: .archiveState
+            case .role: .roleChanged
+            case .revoke: .tokenRevoked
+            }
+        guard let (kind, result) = decoder.decodeEvent(json, kind: fixed) else {
+            return failed(upstream.rawValue, "no known eventType", json, upstream: upstream)
         }
-        guard let kind else { return failed(upstream.rawValue, "no known eventType", json, upstream: upstream) }
-        switch decoder.decode(kind, from: json) {
+        switch result {
         case .failure(let error): failed(kind.rawValue, "\(error)", json, upstream: upstream)
         case .success(let event):
             logUnknownFields(json, kind)
@@ -66,15 +68,6 @@ struct EventRouter: Sendable {
             case .aiSettings(let value): deliver(OrganizationStateOutput(value), to: hubs.organizationMerged, event.date)
             default: break
             }
-        }
-    }
-
-    /// Reads `eventType` with the envelope scanner (no full decode) to pick the model.
-    static func eventKind(in json: Data) -> VortexEventKind? {
-        json.withUnsafeBytes { raw in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            guard let envelope = try? JSONEnvelope(scanning: bytes), let type = envelope.string("eventType", in: bytes) else { return nil }
-            return VortexEventKind(eventType: type)
         }
     }
 
@@ -118,30 +111,33 @@ struct EventRouter: Sendable {
     // MARK: Delivery
 
     private func passesFilter(_ event: VortexEvent) -> Bool {
-        guard let device = event.payload as? any VortexDevicePayload, let group = device.deviceGroup else { return true }
+        let group: String? =
+            switch event {
+            case .devicePresence(let value): value.deviceGroup
+            case .deviceRecording(let value): value.deviceGroup
+            case .deviceFirmware(let value): value.deviceGroup
+            case .archiveState(let value): value.deviceGroup
+            case .licensePhase, .plan, .aiSettings, .roleChanged, .tokenRevoked: nil
+            }
+        guard let group else { return true }
         // Seed 000: unauthorized events are discarded silently.
         return filter.canAccessDevice(deviceGroupID: group)
     }
 
+    /// Values are built (copied, normalised, dated) only for streams that have an observer.
     private func deliverNine(_ event: VortexEvent) {
         switch event {
-        case .devicePresence(var value):
-            value.siteId = value.deviceGroup
-            value.deviceGroupID = nil
-            deliver(value, to: hubs.presence, event.date)
-        case .deviceRecording(var value):
-            value.siteId = value.deviceGroup
-            value.deviceGroupID = nil
-            deliver(value, to: hubs.recording, event.date)
-        case .deviceFirmware(var value):
-            value.siteId = value.deviceGroup
-            value.deviceGroupID = nil
-            deliver(value, to: hubs.firmware, event.date)
+        case .devicePresence(let value): deliver(Self.siteOnly(value), to: hubs.presence, event.date)
+        case .deviceRecording(let value): deliver(Self.siteOnly(value), to: hubs.recording, event.date)
+        case .deviceFirmware(let value): deliver(Self.siteOnly(value), to: hubs.firmware, event.date)
         case .archiveState(var value):
             // Archives are shared by both APIs: keep both names of the device group.
-            value.siteId = value.deviceGroup
-            value.deviceGroupID = value.deviceGroup
-            deliver(value, to: hubs.archive, event.date)
+            deliver(
+                {
+                    value.siteId = value.deviceGroup
+                    value.deviceGroupID = value.deviceGroup
+                    return value
+                }(), to: hubs.archive, event.date)
         case .licensePhase(let value): deliver(value, to: hubs.license, event.date)
         case .plan(let value): deliver(value, to: hubs.plan, event.date)
         case .aiSettings(let value): deliver(value, to: hubs.aiSettings, event.date)
@@ -150,17 +146,29 @@ struct EventRouter: Sendable {
         }
     }
 
-    private func deliverMerged(_ merged: DeviceStateOutput) {
-        var value = merged
-        value.siteId = merged.siteId ?? merged.deviceGroupID
-        value.deviceGroupID = merged.deviceGroupID ?? merged.siteId
-        deliver(value, to: hubs.deviceMerged, ISO8601Timestamp.date(from: merged.timestamp))
+    /// The nine-method API carries the device group in `siteId` only.
+    private static func siteOnly<T: SiteNaming>(_ value: T) -> T {
+        var value = value
+        value.siteId = value.siteId ?? value.deviceGroupID
+        value.deviceGroupID = nil
+        return value
     }
 
-    private func deliver<T: Sendable>(_ value: T, to hub: StreamHub<T>, _ published: Date?) {
-        guard hub.yield(value) > 0 else { return }
-        metrics.delivered(stream: hub.name)
-        if let published { metrics.latency(wallClock.now().timeIntervalSince(published), stream: hub.name) }
+    private func deliverMerged(_ merged: @autoclosure () -> DeviceStateOutput) {
+        var timestamp: String?
+        deliver(
+            {
+                var value = merged()
+                value.siteId = value.siteId ?? value.deviceGroupID
+                value.deviceGroupID = value.deviceGroupID ?? value.siteId
+                timestamp = value.timestamp
+                return value
+            }(), to: hubs.deviceMerged, ISO8601Timestamp.date(from: timestamp))
+    }
+
+    private func deliver<T: Sendable>(_ value: @autoclosure () -> T, to hub: StreamHub<T>, _ published: @autoclosure () -> Date?) {
+        guard hub.yield(value()) > 0 else { return }
+        hub.metrics?.recordDelivery(latency: published().map { wallClock.now().timeIntervalSince($0) })
     }
 
     private func failed(_ stream: String, _ reason: String, _ json: Data, upstream: Upstream) {
@@ -188,3 +196,13 @@ struct EventRouter: Sendable {
         }
     }
 }
+
+/// The device payloads whose group the router renames for the nine-method API.
+private protocol SiteNaming {
+    var siteId: String? { get set }
+    var deviceGroupID: String? { get set }
+}
+
+extension DevicePresenceOutput: SiteNaming {}
+extension DeviceRecordingOutput: SiteNaming {}
+extension DeviceFirmwareOutput: SiteNaming {}

@@ -10,9 +10,6 @@ struct NotifierMetrics: Sendable {
     // locked registry) on the hot path.
     private let counters = Locked<[String: Counter]>([:])
     private let timers = Locked<[String: CoreMetrics.Timer]>([:])
-    /// The per-event metrics, keyed by stream name alone: no label text is built per event.
-    private let perStream = Locked<[String: (delivered: Counter, latency: CoreMetrics.Timer)]>([:])
-
     init(factory: any MetricsFactory) { self.factory = factory }
 
     private func counter(_ label: String, _ dimensions: [(String, String)]) -> Counter {
@@ -48,18 +45,24 @@ struct NotifierMetrics: Sendable {
             .recordNanoseconds(duration.nanoseconds)
     }
 
-    private func streamMetrics(_ stream: String) -> (delivered: Counter, latency: CoreMetrics.Timer) {
-        if let existing = perStream.withLock({ $0[stream] }) { return existing }
-        let made = (
-            counter("vortex_realtime_events_delivered_total", [("stream", stream)]),
-            timer("vortex_realtime_delivery_latency", [("stream", stream)])
-        )
-        perStream.withLock { $0[stream] = made }
-        return made
+    /// The per-event metrics of one public stream, made once per stream (its hub holds them): nothing is looked up or
+    /// built per event.
+    struct StreamMetrics: Sendable {
+        let delivered: Counter
+        let latency: CoreMetrics.Timer
+
+        /// One value delivered, published `seconds` ago (`nil`: unknown).
+        func recordDelivery(latency seconds: TimeInterval?) {
+            delivered.increment()
+            guard let seconds, seconds >= 0, seconds.isFinite else { return }
+            latency.recordNanoseconds(Int64(seconds * 1_000_000_000))
+        }
     }
 
-    func delivered(stream: String) {
-        streamMetrics(stream).delivered.increment()
+    func stream(_ name: String) -> StreamMetrics {
+        StreamMetrics(
+            delivered: counter("vortex_realtime_events_delivered_total", [("stream", name)]),
+            latency: timer("vortex_realtime_delivery_latency", [("stream", name)]))
     }
 
     func decodeFailure(stream: String) {
@@ -68,11 +71,6 @@ struct NotifierMetrics: Sendable {
 
     func bufferDrop(stream: String, count: Int = 1) {
         counter("vortex_realtime_buffer_drops_total", [("stream", stream)]).increment(by: Int64(count))
-    }
-
-    func latency(_ seconds: TimeInterval, stream: String) {
-        guard seconds >= 0, seconds.isFinite else { return }
-        streamMetrics(stream).latency.recordNanoseconds(Int64(seconds * 1_000_000_000))
     }
 
     func transportSwitch(from: String, to: String) {

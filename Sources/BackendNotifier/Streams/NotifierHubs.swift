@@ -13,18 +13,19 @@ struct NotifierHubs: Sendable {
     let plan: StreamHub<PlanStateOutput>
     let aiSettings: StreamHub<AISettingsOutput>
 
-    init(policy: ObserverBufferPolicy, onDrop: @escaping @Sendable (String, Int) -> Void) {
-        deviceMerged = StreamHub(name: "device", policy: policy, onDrop: onDrop)
-        organizationMerged = StreamHub(name: "organization", policy: policy, onDrop: onDrop)
-        archive = StreamHub(name: "archive", policy: policy, onDrop: onDrop)
-        role = StreamHub(name: "role", policy: policy, onDrop: onDrop)
-        revoke = StreamHub(name: "revoke", policy: policy, onDrop: onDrop)
-        presence = StreamHub(name: "devicePresence", policy: policy, onDrop: onDrop)
-        recording = StreamHub(name: "deviceRecording", policy: policy, onDrop: onDrop)
-        firmware = StreamHub(name: "deviceFirmware", policy: policy, onDrop: onDrop)
-        license = StreamHub(name: "license", policy: policy, onDrop: onDrop)
-        plan = StreamHub(name: "plan", policy: policy, onDrop: onDrop)
-        aiSettings = StreamHub(name: "aiSettings", policy: policy, onDrop: onDrop)
+    init(policy: ObserverBufferPolicy, metrics: NotifierMetrics, onDrop: @escaping @Sendable (String, Int) -> Void) {
+        func hub<T>(_ name: String) -> StreamHub<T> { StreamHub(name: name, policy: policy, metrics: metrics.stream(name), onDrop: onDrop) }
+        deviceMerged = hub("device")
+        organizationMerged = hub("organization")
+        archive = hub("archive")
+        role = hub("role")
+        revoke = hub("revoke")
+        presence = hub("devicePresence")
+        recording = hub("deviceRecording")
+        firmware = hub("deviceFirmware")
+        license = hub("license")
+        plan = hub("plan")
+        aiSettings = hub("aiSettings")
     }
 
     /// Whether any stream fed by `upstream` has an observer.

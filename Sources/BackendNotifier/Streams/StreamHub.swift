@@ -7,21 +7,31 @@ import SubscriberCore
 final class StreamHub<Value: Sendable>: Sendable {
     private struct State {
         var nextID = 0
-        var observers: [Int: StreamBuffer<Value>] = [:]
+        var observers: [Int: StreamBuffer<Value>] = [:] {
+            didSet { buffers = Array(observers.values) }
+        }
+        /// The observers as delivery reads them: taken under the lock without copying.
+        var buffers: [StreamBuffer<Value>] = []
         var delivered = 0
         var dropped = 0
     }
 
     let name: String
+    /// Delivery counts and latency of this stream, `nil` for streams without them.
+    let metrics: NotifierMetrics.StreamMetrics?
     private let state = Locked(State())
     private let policy: ObserverBufferPolicy
     private let onDrop: @Sendable (String, Int) -> Void
 
     /// - Parameter onDrop: called with the stream's name and the number of values full observer buffers dropped, once
     ///   per delivery that dropped any (metrics, logs, loss reports).
-    init(name: String, policy: ObserverBufferPolicy, onDrop: @escaping @Sendable (String, Int) -> Void) {
+    init(
+        name: String, policy: ObserverBufferPolicy, metrics: NotifierMetrics.StreamMetrics? = nil,
+        onDrop: @escaping @Sendable (String, Int) -> Void
+    ) {
         self.name = name
         self.policy = policy
+        self.metrics = metrics
         self.onDrop = onDrop
     }
 
@@ -44,10 +54,12 @@ final class StreamHub<Value: Sendable>: Sendable {
         return buffer.makeStream()
     }
 
-    /// Delivers to every observer; returns how many received it.
+    /// Delivers to every observer; returns how many received it. `value` is made only if there is an observer.
     @discardableResult
-    func yield(_ value: Value) -> Int {
-        let observers = state.withLock { Array($0.observers.values) }
+    func yield(_ value: @autoclosure () -> Value) -> Int {
+        let observers = state.withLock { $0.buffers }
+        guard !observers.isEmpty else { return 0 }
+        let value = value()
         var received = 0
         var drops = 0
         for observer in observers {
@@ -60,9 +72,11 @@ final class StreamHub<Value: Sendable>: Sendable {
             }
             observer.signalOrHold()
         }
-        state.withLock { state in
-            state.delivered += received
-            state.dropped += drops
+        if received > 0 {
+            state.withLock { state in
+                state.delivered += received
+                state.dropped += drops
+            }
         }
         if drops > 0 { onDrop(name, drops) }
         return received
