@@ -13,12 +13,14 @@ struct TransportClient {
             case .graphql: .graphQL(DeviceStateOperation.operation(organizationId: options.org))
             }
         var primed = false
+        // Read once: an argument-parser property costs a runtime metadata lookup per read.
+        let latency = options.latency
         var tally = EventTally(
-            target: options.count, rssEvery: options.rssEvery, progress: progress, latencyWarmup: options.latency ? options.warmup : nil)
+            target: options.count, rssEvery: options.rssEvery, progress: progress, latencyWarmup: latency ? options.warmup : nil)
         consume: for try await event in await transport.subscribe(request) {
             switch event {
             case .payload(let payload):
-                if options.latency {
+                if latency {
                     // Priming events (sent until the first one arrives) carry no send time and do not count.
                     if !primed {
                         primed = true

@@ -160,10 +160,14 @@ final class WebSocketFrameHandler: ChannelInboundHandler, RemovableChannelHandle
         (1000...1003).contains(code) || (1007...1011).contains(code) || (3000...4999).contains(code)
     }
 
-    /// The bytes as a `String` if they are valid UTF-8.
+    /// The bytes as a `String` if they are valid UTF-8. ASCII (nearly every frame) is valid as it is and is decoded
+    /// straight from contiguous memory; only other text goes through validation.
     static func validatedText(_ data: ByteBuffer) -> String? {
-        let bytes = data.readableBytesView
-        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) { return String(validating: bytes, as: UTF8.self) }
-        return String(bytes: bytes, encoding: .utf8)
+        data.withUnsafeReadableBytes { raw in
+            let bytes = raw.assumingMemoryBound(to: UInt8.self)
+            if ASCIIScan.isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
+            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) { return String(validating: bytes, as: UTF8.self) }
+            return String(bytes: bytes, encoding: .utf8)
+        }
     }
 }

@@ -74,6 +74,24 @@ struct NIOWebSocketConnectorTests {
         }
     }
 
+    @Test("non-ASCII text arrives intact; text that is not UTF-8 ends reading and the server learns why (1007)")
+    func textIsValidatedAsUTF8() async throws {
+        try await withServer { server in
+            let text = "été ✓ 😀 {\"thingName\":\"cam-ü\"}"
+            let ((first, ended), _) = try await scoped(WebSocketRequest(url: server.url)) { connection in
+                try await server.send(text: text)
+                let first = try await connection.receive()
+                try await server.send(frame: WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: [0x7B, 0xFF, 0xFE, 0x7D])))
+                let ended: Bool
+                do { ended = try await connection.receive() == nil } catch { ended = true }
+                return (first, ended)
+            }
+            #expect(first == .text(text))
+            #expect(ended)
+            #expect(try await server.waitForClientClose().code == 1007)
+        }
+    }
+
     @Test("messages larger than 16 KiB pass both ways; fragments arrive joined")
     func largeAndFragmentedMessages() async throws {
         try await withServer { server in
@@ -179,7 +197,7 @@ struct NIOWebSocketConnectorTests {
     }
 
     /// The server ignores the client's close and keeps sending (a zombie link).
-    @Test("a frame WSClient fails the connection on ends receive() within the close timeout", arguments: ["rsv1", "reserved opcode"])
+    @Test("a frame that breaks the protocol ends receive() within the close timeout (1002)", arguments: ["rsv1", "reserved opcode"])
     func protocolViolationEndsTheLink(violation: String) async throws {
         try await withServer(.init(answersClose: false)) { server in
             let quick = NIOWebSocketConnector(closeTimeout: .milliseconds(300))
@@ -202,7 +220,7 @@ struct NIOWebSocketConnectorTests {
                 return (first, after)
             }
             #expect(received.0 == .text("before"))
-            #expect(received.1.isEmpty, "frames read after WSClient failed the connection must not be delivered")
+            #expect(received.1.isEmpty, "frames read after the connection failed must not be delivered")
             #expect(close == WebSocketCloseInfo(code: 1002, reason: "the WebSocket layer failed the connection", initiatedLocally: true))
             #expect(try await server.waitForClientClose().code == 1002)
             try await server.waitForDisconnect()

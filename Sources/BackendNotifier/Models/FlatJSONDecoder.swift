@@ -28,24 +28,8 @@ enum FlatJSONDecoder {
 
     /// The JSON object in `bytes` if the fast path applies to it (ASCII, no duplicate or escaped keys, valid values).
     static func object(_ bytes: UnsafeBufferPointer<UInt8>) -> ObjectView? {
-        guard !bytes.isEmpty, isASCII(bytes) else { return nil }
+        guard !bytes.isEmpty, ASCIIScan.isASCII(bytes) else { return nil }
         return try? ObjectView(bytes)
-    }
-
-    /// Eight bytes at a time: no byte has its high bit set.
-    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress else { return true }
-        var index = 0
-        var high: UInt64 = 0
-        while index + 8 <= bytes.count {
-            high |= UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-            index += 8
-        }
-        while index < bytes.count {
-            high |= UInt64(bytes[index])
-            index += 1
-        }
-        return high & 0x8080_8080_8080_8080 == 0
     }
 
     /// The fast path does not apply; `JSONDecoder` decides.

@@ -96,15 +96,20 @@ public struct JSONEnvelope: Sendable {
     /// per-byte appends: this runs for every AppSync event).
     public static func unescape(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) throws(JSONScanError) -> Data {
         guard !range.isEmpty else { return Data() }
-        var output = Data(count: range.count)
-        var result: Result<Int, JSONScanError> = .success(0)
-        output.withUnsafeMutableBytes { raw in
-            result = Result { () throws(JSONScanError) -> Int in
-                try unescape(bytes, range, into: raw.bindMemory(to: UInt8.self))
-            }
+        // Uninitialised memory handed to Data as is: no zero fill, no resize, no exclusivity-checked mutation.
+        let output = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: range.count)
+        let written: Int
+        do {
+            written = try unescape(bytes, range, into: output)
+        } catch {
+            output.deallocate()
+            throw error
         }
-        output.count = try result.get()
-        return output
+        guard written > 0 else {
+            output.deallocate()
+            return Data()
+        }
+        return Data(bytesNoCopy: output.baseAddress!, count: written, deallocator: .custom { pointer, _ in pointer.deallocate() })
     }
 
     /// Writes the unescaped bytes of `range` into `output` (at least `range.count` long); returns how many.
