@@ -239,9 +239,15 @@ public actor BackendNotifier {
             defer { batch.close() }
             await DeliveryBatch.$current.withValue(batch) { [weak self] in
                 do {
+                    var flushedByUpstream = false
                     for try await event in stream {
                         // A transport stream that is not a StreamBuffer cannot flush the batch: do it per value.
-                        defer { if !batch.isFlushedByUpstream { batch.flush() } }
+                        defer {
+                            if !flushedByUpstream {
+                                flushedByUpstream = batch.isFlushedByUpstream
+                                if !flushedByUpstream { batch.flush() }
+                            }
+                        }
                         switch event {
                         case .payload(let payload):
                             if gate.withLock({ $0 }) { router.route(payload, from: upstream, dialect: dialect) }

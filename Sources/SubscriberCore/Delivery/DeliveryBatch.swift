@@ -60,7 +60,8 @@
     }
 
     /// Whether the reader's upstream is a ``StreamBuffer``, which flushes the batch whenever the reader is about to
-    /// wait for it. A reader whose upstream is any other stream flushes after each element itself.
+    /// wait for it. A reader whose upstream is any other stream flushes after each element itself. Once `true`, it
+    /// stays `true`.
     package var isFlushedByUpstream: Bool { state.withLock { $0.flushedByUpstream } }
 
     /// Called by ``StreamBuffer`` as its consumer asks for the next element.

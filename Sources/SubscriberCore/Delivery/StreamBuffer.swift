@@ -154,12 +154,14 @@
             consumerGone()
             return nil
         }
-        // A consumer that is itself a reader with a delivery batch (the notifier's pumps) learns here, and only here,
-        // that it has drained its upstream: the instant to wake its own consumers, once for all it delivered.
-        let batch = DeliveryBatch.current
-        batch?.markFlushedByUpstream()
         if let ready = state.withLock({ $0.ready() }) { return try ready.get() }
-        batch?.flush()
+        // About to wait. A consumer that is itself a reader with a delivery batch (the notifier's pumps) learns here,
+        // and only here, that it has drained its upstream: the instant to wake its own consumers, once for all it
+        // delivered. (Not looked up while elements are ready: a task-local read per element is not free.)
+        if let batch = DeliveryBatch.current {
+            batch.markFlushedByUpstream()
+            batch.flush()
+        }
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Element?, any Error>) in
                 let ready = state.withLock { state -> Result<Element?, any Error>? in

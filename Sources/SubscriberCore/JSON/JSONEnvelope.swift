@@ -55,11 +55,13 @@ public struct JSONEnvelope: Sendable {
 
     /// Scans `bytes` like ``init(scanning:)`` and, in the same pass, the members of the object under `path[0]`, of
     /// the object under `path[1]` inside it, and so on (``nested``): for envelopes whose payload sits a few objects
-    /// deep (graphql-transport-ws `payload.data`), so those bytes are not scanned again.
+    /// deep (graphql-transport-ws `payload.data`), so those bytes are not scanned again. A path deeper than 64 keys
+    /// descends only its first 64.
     public init(scanning bytes: UnsafeBufferPointer<UInt8>, descendingInto path: [StaticString]) throws(JSONScanError) {
         var scanner = Scanner(bytes: bytes, path: path)
         members = try scanner.scanTopLevelObject()
         nested = scanner.nested
+        if nested.count < path.count { nested += repeatElement(nil, count: path.count - nested.count) }
     }
 
     /// The member named `key`, if present (the first one, when a key repeats).

@@ -6,15 +6,15 @@ extension JSONEnvelope {
         /// Keys whose object values are scanned member by member (one level each) instead of skipped.
         let path: [StaticString]
         /// The members of the objects along `path`, outermost first (`nil` where the path was not found).
-        var nested: [[Member]?]
-        /// Whether the path's key at each depth was met (only its first occurrence counts, as in `member(_:in:)`).
-        private var met: [Bool]
+        var nested: [[Member]?] = []
+        /// Bit `depth` set: the path's key at that depth was met (only its first occurrence counts, as in
+        /// `member(_:in:)`). A bit mask, not an array: no allocation per scan.
+        private var met: UInt64 = 0
 
+        /// `path` deeper than 64 keys is cut to 64.
         init(bytes: UnsafeBufferPointer<UInt8>, path: [StaticString] = []) {
             self.bytes = bytes
-            self.path = path
-            nested = Array(repeating: nil, count: path.count)
-            met = Array(repeating: false, count: path.count)
+            self.path = path.count > 64 ? Array(path.prefix(64)) : path
         }
 
         mutating func scanTopLevelObject() throws(JSONScanError) -> [Member] {
@@ -42,11 +42,12 @@ extension JSONEnvelope {
                 skipWhitespace()
                 try expect(UInt8(ascii: ":"), "expected ':'")
                 skipWhitespace()
-                let onPath = depth < path.count && !met[depth] && !keyEscapes && isKey(key, path[depth])
-                if onPath { met[depth] = true }
+                let onPath = depth < path.count && met & (1 << depth) == 0 && !keyEscapes && isKey(key, path[depth])
+                if onPath { met |= 1 << depth }
                 if onPath, peek() == UInt8(ascii: "{") {
                     // On the path: the object's members are recorded in this same pass.
                     let start = index
+                    if nested.isEmpty { nested = Array(repeating: nil, count: path.count) }
                     nested[depth] = try scanObject(depth: depth + 1)
                     members.append(Member(key: key, keyHasEscapes: false, value: start..<index, kind: .object, valueHasEscapes: false))
                 } else {
