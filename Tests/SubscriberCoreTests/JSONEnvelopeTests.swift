@@ -241,6 +241,29 @@ struct JSONEnvelopeMalformedTests {
         #expect(actual == offset, "\(frame.debugDescription): \(String(describing: error))")
     }
 
+    @Test(
+        "a mismatched bracket is found at any depth, across the scanner's 64-deep words",
+        arguments: [1, 2, 63, 64, 65, 66, 127, 128, 129, 200])
+    func deepMismatchedBrackets(depth: Int) throws {
+        // Alternating arrays and objects, `depth` deep, closed innermost first.
+        let openers = (0..<depth).map { $0 % 2 == 0 ? "[" : #"{"k":"# }
+        let closers = (0..<depth).map { $0 % 2 == 0 ? "]" : "}" }.reversed()
+        let prefix = #"{"a":"# + openers.joined() + "1"
+        let valid = prefix + closers.joined() + "}"
+        #expect(scanError(valid) == nil, "depth \(depth) must scan")
+        // Each closer in turn replaced by the other kind: the error points at it.
+        for (position, closer) in closers.enumerated() {
+            var broken = Array(closers)
+            broken[position] = closer == "]" ? "}" : "]"
+            let frame = prefix + broken.joined() + "}"
+            guard case .malformed(_, let offset)? = scanError(frame) else {
+                Issue.record("depth \(depth), closer \(position) swapped: scanned without error")
+                continue
+            }
+            #expect(offset == prefix.utf8.count + position, "depth \(depth), closer \(position) swapped")
+        }
+    }
+
     @Test func missingCommaIsReportedAtTheOffendingByte() {
         // `{"a":1 "b":2}`: the byte that should have been ',' or '}' is the quote at offset 7.
         let error = scanError(#"{"a":1 "b":2}"#)

@@ -136,8 +136,10 @@ extension JSONEnvelope {
                 return (start..<index, .number, false)
             case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
                 while let byte = peek(), (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) { index += 1 }
-                let word = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-                guard word == "true" || word == "false" || word == "null" else { throw .malformed("invalid literal", offset: start) }
+                let word = bytes[start..<index]
+                guard word.elementsEqual("true".utf8) || word.elementsEqual("false".utf8) || word.elementsEqual("null".utf8) else {
+                    throw .malformed("invalid literal", offset: start)
+                }
                 return (start..<index, .literal, false)
             default:
                 throw fail("unexpected character")
@@ -150,8 +152,13 @@ extension JSONEnvelope {
         }
 
         /// Skips a balanced object or array, stepping over strings so brackets inside them do not count.
+        ///
+        /// The open brackets are a stack of bits (1: `{`, 0: `[`), 64 deep per word; no allocation unless a value
+        /// nests deeper than that.
         private mutating func skipNested() throws(JSONScanError) {
-            var stack: [UInt8] = []
+            var bits: UInt64 = 0
+            var depth = 0
+            var spilled: [UInt64] = []  // full words below the current one, outermost first
             let start = index
             while index < bytes.count {
                 let byte = bytes[index]
@@ -159,14 +166,22 @@ extension JSONEnvelope {
                 case UInt8(ascii: "\""):
                     _ = try scanString()
                     continue
-                case UInt8(ascii: "{"): stack.append(UInt8(ascii: "}"))
-                case UInt8(ascii: "["): stack.append(UInt8(ascii: "]"))
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    if depth > 0 && depth % 64 == 0 {
+                        spilled.append(bits)
+                        bits = 0
+                    }
+                    bits = bits << 1 | (byte == UInt8(ascii: "{") ? 1 : 0)
+                    depth += 1
                 case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                    guard stack.popLast() == byte else { throw fail("mismatched bracket") }
-                    if stack.isEmpty {
+                    guard depth > 0, (bits & 1 == 1) == (byte == UInt8(ascii: "}")) else { throw fail("mismatched bracket") }
+                    bits >>= 1
+                    depth -= 1
+                    if depth == 0 {
                         index += 1
                         return
                     }
+                    if depth % 64 == 0 { bits = spilled.removeLast() }
                 default: break
                 }
                 index += 1
