@@ -93,14 +93,19 @@ struct EventRouter: Sendable {
                 // Seed 000: unauthorized events are discarded silently.
                 if let group = merged.deviceGroup, !filter.canAccessDevice(deviceGroupID: group) { return }
                 deliverMerged(merged)
-                merged.split().forEach(deliverNine)
+                // The nine-method values only for streams someone observes (a loop, not a closure capturing the router).
+                if hubs.hasNineMethodObservers(of: .device) {
+                    for event in merged.split() { deliverNine(event) }
+                }
             }
         case .organization:
             switch decoder.decodeLegacy(OrganizationStateOutput.self, from: json) {
             case .failure(let error): failed("organization", "\(error)", json, upstream: upstream)
             case .success(let merged):
                 deliver(merged, to: hubs.organizationMerged, ISO8601Timestamp.date(from: merged.timestamp))
-                merged.split().forEach(deliverNine)
+                if hubs.hasNineMethodObservers(of: .organization) {
+                    for event in merged.split() { deliverNine(event) }
+                }
             }
         case .archive: routeChannelEvent(json, from: .archive)
         case .role: routeChannelEvent(json, from: .role)

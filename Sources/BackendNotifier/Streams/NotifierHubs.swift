@@ -39,6 +39,15 @@ struct NotifierHubs: Sendable {
         }
     }
 
+    /// Whether any stream only the nine-method API has, fed by `upstream`, has an observer.
+    func hasNineMethodObservers(of upstream: Upstream) -> Bool {
+        switch upstream {
+        case .device: presence.hasObservers || recording.hasObservers || firmware.hasObservers
+        case .organization: license.hasObservers || plan.hasObservers || aiSettings.hasObservers
+        case .archive, .role, .revoke: false
+        }
+    }
+
     /// Per-stream counts for ``BackendNotifier/statistics()``.
     var counts: [String: (delivered: Int, dropped: Int)] {
         func entry<T>(_ hub: StreamHub<T>) -> (String, (Int, Int)) { (hub.name, (hub.deliveredCount, hub.droppedCount)) }
