@@ -54,8 +54,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The WebSocket seam on swift-websocket's WSClient (SwiftNIO). Linked by Composition on Linux only, so an iOS app
-        // that links BackendNotifier + Composition links neither SwiftNIO, NIOSSL nor swift-websocket.
+        // The WebSocket seam on SwiftNIO directly. Linked by Composition on Linux only, so an iOS app that links
+        // BackendNotifier + Composition links neither SwiftNIO nor NIOSSL.
         .target(
             name: "WebSocketNIO",
             dependencies: [

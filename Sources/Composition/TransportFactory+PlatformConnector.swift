@@ -6,7 +6,7 @@ import WebSocketNIO
 
 extension TransportFactory {
     /// The WebSocket implementation the composition root uses unless told otherwise: `URLSessionWebSocketConnector`
-    /// on Apple platforms (no third-party networking in the app), swift-websocket's `NIOWebSocketConnector` elsewhere
+    /// on Apple platforms (no third-party networking in the app), `NIOWebSocketConnector` (SwiftNIO) elsewhere
     /// (FoundationNetworking has no WebSocket client). On Apple platforms NIO stays selectable: depend on the
     /// `WebSocketNIO` product and pass `NIOWebSocketConnector()` to ``RealtimeStack`` or ``TransportFactory``.
     public static var platformConnector: any WebSocketConnector {

@@ -81,9 +81,10 @@ actor AppSyncConnection {
     /// `UnauthorizedException`, then a close with 1000 (the service closes with 1000 even on failure).
     ///
     /// The error answers the client's first message (normally `connection_init`), or follows one second of silence:
-    /// a frame sent right behind the 101 response can arrive in the same TCP segment, and swift-websocket's client
-    /// (under `NIOWebSocketConnector`) loses such frames. After the close the socket is read until the client answers
-    /// (so unread data never turns the close into a reset), for at most three seconds.
+    /// a frame sent right behind the 101 response can arrive in the same TCP segment, and some clients lose such frames
+    /// (swift-websocket's `WSClient` did, before `NIOWebSocketConnector` moved to SwiftNIO directly). After the close
+    /// the socket is read until the client answers (so unread data never turns the close into a reset), for at most
+    /// three seconds.
     static func reject(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel, failure: AuthFailure, logger: Logger
     ) async {
