@@ -1,5 +1,5 @@
 // Hot-path benchmark: frame in -> consumer's `for await`, for AppSyncEventsTransport, against bare WSClient frame
-// reception of the same frames from the same server in the same run. Run: swift run -c release hot-path-benchmark [N]
+// reception of the same frames from the same server in the same run. Run: swift run -c release HotPathBenchmark [N]
 import AppSyncEventsTransport
 import Foundation
 import HTTPTypes
