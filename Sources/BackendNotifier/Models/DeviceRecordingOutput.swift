@@ -52,20 +52,14 @@ public struct DeviceRecordingOutput: VortexDevicePayload {
     public static let knownFields: Set<String> = Set(CodingKeys.allCases.map(\.rawValue))
 }
 
-extension DeviceRecordingOutput: FlatDecodable {
+extension DeviceRecordingOutput: FlatDevicePayload {
     init(flat object: FlatJSONDecoder.ObjectView) throws {
         self.init()
         for member in object.members {
+            let key = object.key(of: member)
             let value = object.scalar(member)
-            switch object.key(of: member) {
-            case "eventType": eventType = try value.optionalString()
-            case "timestamp": timestamp = try value.optionalString()
-            case "orgId": orgId = try value.optionalString()
-            case "siteId": siteId = try value.optionalString()
-            case "thingName": thingName = try value.optionalString()
-            case "derivant": derivant = try value.optionalString()
-            case "mac": mac = try value.optionalString()
-            case "deviceGroupID": deviceGroupID = try value.optionalString()
+            if try readDeviceField(key, value) { continue }
+            switch key {
             case "recording": recording = try value.optionalBool()
             default: break
             }

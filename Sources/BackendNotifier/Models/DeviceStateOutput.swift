@@ -162,23 +162,17 @@ extension DeviceStateOutput {
     }
 }
 
-extension DeviceStateOutput: FlatDecodable {
+extension DeviceStateOutput: FlatDevicePayload {
     init(flat object: FlatJSONDecoder.ObjectView) throws {
         self.init()
         for member in object.members {
+            let key = object.key(of: member)
             let value = object.scalar(member)
-            switch object.key(of: member) {
-            case "mac": mac = try value.optionalString()
-            case "derivant": derivant = try value.optionalString()
+            if try readDeviceField(key, value) { continue }
+            switch key {
             case "online": online = try value.optionalBool()
             case "recording": recording = try value.optionalBool()
             case "fwUpdateState": fwUpdateState = try value.optionalInt()
-            case "thingName": thingName = try value.optionalString()
-            case "deviceGroupID": deviceGroupID = try value.optionalString()
-            case "orgId": orgId = try value.optionalString()
-            case "siteId": siteId = try value.optionalString()
-            case "eventType": eventType = try value.optionalString()
-            case "timestamp": timestamp = try value.optionalString()
             default: break
             }
         }
