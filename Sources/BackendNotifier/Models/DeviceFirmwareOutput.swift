@@ -63,7 +63,7 @@ extension DeviceFirmwareOutput {
     }
 }
 
-extension DeviceFirmwareOutput: FlatDevicePayload {
+extension DeviceFirmwareOutput: DevicePayloadFields {
     init(flat object: FlatJSONDecoder.ObjectView) throws {
         self.init()
         for member in object.members {

@@ -52,7 +52,7 @@ public struct DevicePresenceOutput: VortexDevicePayload {
     public static let knownFields: Set<String> = Set(CodingKeys.allCases.map(\.rawValue))
 }
 
-extension DevicePresenceOutput: FlatDevicePayload {
+extension DevicePresenceOutput: DevicePayloadFields {
     init(flat object: FlatJSONDecoder.ObjectView) throws {
         self.init()
         for member in object.members {

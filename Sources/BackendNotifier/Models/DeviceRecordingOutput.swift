@@ -52,7 +52,7 @@ public struct DeviceRecordingOutput: VortexDevicePayload {
     public static let knownFields: Set<String> = Set(CodingKeys.allCases.map(\.rawValue))
 }
 
-extension DeviceRecordingOutput: FlatDevicePayload {
+extension DeviceRecordingOutput: DevicePayloadFields {
     init(flat object: FlatJSONDecoder.ObjectView) throws {
         self.init()
         for member in object.members {

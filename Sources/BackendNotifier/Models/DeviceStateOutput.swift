@@ -162,7 +162,7 @@ extension DeviceStateOutput {
     }
 }
 
-extension DeviceStateOutput: FlatDevicePayload {
+extension DeviceStateOutput: DevicePayloadFields {
     init(flat object: FlatJSONDecoder.ObjectView) throws {
         self.init()
         for member in object.members {

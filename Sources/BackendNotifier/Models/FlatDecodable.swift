@@ -8,34 +8,3 @@
 protocol FlatDecodable: Decodable {
     init(flat object: FlatJSONDecoder.ObjectView) throws
 }
-
-/// A device payload the fast path fills member by member: the eight fields every device model shares are read in one
-/// place (``readDeviceField(_:_:)``), each model reading only its own on top.
-protocol FlatDevicePayload: FlatDecodable {
-    var eventType: String? { get set }
-    var timestamp: String? { get set }
-    var orgId: String? { get set }
-    var siteId: String? { get set }
-    var thingName: String? { get set }
-    var derivant: String? { get set }
-    var mac: String? { get set }
-    var deviceGroupID: String? { get set }
-}
-
-extension FlatDevicePayload {
-    /// Reads `value` into the shared field named `key`; `false` when `key` names none of them.
-    mutating func readDeviceField(_ key: FlatJSONDecoder.Key, _ value: FlatJSONDecoder.Value) throws -> Bool {
-        switch key {
-        case "eventType": eventType = try value.optionalString()
-        case "timestamp": timestamp = try value.optionalString()
-        case "orgId": orgId = try value.optionalString()
-        case "siteId": siteId = try value.optionalString()
-        case "thingName": thingName = try value.optionalString()
-        case "derivant": derivant = try value.optionalString()
-        case "mac": mac = try value.optionalString()
-        case "deviceGroupID": deviceGroupID = try value.optionalString()
-        default: return false
-        }
-        return true
-    }
-}

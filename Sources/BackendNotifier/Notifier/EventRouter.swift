@@ -152,7 +152,7 @@ struct EventRouter: Sendable {
     }
 
     /// The nine-method API carries the device group in `siteId` only.
-    private static func siteOnly<T: SiteNaming>(_ value: T) -> T {
+    private static func siteOnly<T: DevicePayloadFields>(_ value: T) -> T {
         var value = value
         value.siteId = value.siteId ?? value.deviceGroupID
         value.deviceGroupID = nil
@@ -202,12 +202,3 @@ struct EventRouter: Sendable {
     }
 }
 
-/// The device payloads whose group the router renames for the nine-method API.
-private protocol SiteNaming {
-    var siteId: String? { get set }
-    var deviceGroupID: String? { get set }
-}
-
-extension DevicePresenceOutput: SiteNaming {}
-extension DeviceRecordingOutput: SiteNaming {}
-extension DeviceFirmwareOutput: SiteNaming {}
