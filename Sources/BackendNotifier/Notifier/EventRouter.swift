@@ -201,4 +201,3 @@ struct EventRouter: Sendable {
         }
     }
 }
-
