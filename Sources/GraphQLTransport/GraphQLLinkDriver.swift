@@ -99,7 +99,7 @@ struct GraphQLLinkDriver: LinkDriver {
         guard let result = envelope.nested.first ?? nil else { return RealtimePayload(json: Data("null".utf8)) }
         func member(_ key: StaticString) -> JSONEnvelope.Member? {
             key.withUTF8Buffer { wanted in
-                result.first { !$0.keyHasEscapes && $0.key.count == wanted.count && zip(bytes[$0.key], wanted).allSatisfy { $0 == $1 } }
+                result.first { !$0.keyHasEscapes && JSONEnvelope.bytes($0.key, in: bytes, equal: wanted) }
             }
         }
         let errors = member("errors").flatMap { errors -> Data? in

@@ -72,10 +72,16 @@ public struct JSONEnvelope: Sendable {
                     guard let decoded = try? JSONEnvelope.unescape(bytes, member.key) else { return false }
                     return decoded.elementsEqual(wanted)
                 }
-                return member.key.count == wanted.count
-                    && zip(bytes[member.key], wanted).allSatisfy { $0 == $1 }
+                return Self.bytes(member.key, in: bytes, equal: wanted)
             }
         }
+    }
+
+    /// Whether the bytes at `range` of `bytes` are exactly `wanted` (a key compared with `memcmp`, not byte by byte).
+    package static func bytes(_ range: Range<Int>, in bytes: UnsafeBufferPointer<UInt8>, equal wanted: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard range.count == wanted.count else { return false }
+        guard let base = bytes.baseAddress, let other = wanted.baseAddress else { return range.isEmpty }
+        return memcmp(base + range.lowerBound, other, range.count) == 0
     }
 
     /// The string value of `key`; `nil` when absent or not a string.

@@ -63,7 +63,7 @@ extension JSONEnvelope {
         }
 
         private func isKey(_ key: Range<Int>, _ wanted: StaticString) -> Bool {
-            wanted.withUTF8Buffer { wanted in key.count == wanted.count && zip(bytes[key], wanted).allSatisfy { $0 == $1 } }
+            wanted.withUTF8Buffer { wanted in JSONEnvelope.bytes(key, in: bytes, equal: wanted) }
         }
 
         private func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
@@ -116,7 +116,11 @@ extension JSONEnvelope {
                 let backslash = word ^ (ones &* 0x5C)
                 let special =
                     ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
-                if special & highs != 0 { return }
+                if special & highs != 0 {
+                    // The lowest flagged byte is exact (borrows only run upwards): step straight to it.
+                    index += (special & highs).trailingZeroBitCount >> 3
+                    return
+                }
                 index += 8
             }
         }
