@@ -66,14 +66,8 @@ extension DeviceFirmwareOutput {
 extension DeviceFirmwareOutput: DevicePayloadFields {
     init(flat object: FlatJSONDecoder.ObjectView) throws {
         self.init()
-        for member in object.members {
-            let key = object.key(of: member)
-            let value = object.scalar(member)
-            if try readDeviceField(key, value) { continue }
-            switch key {
-            case "fwUpdateState": fwUpdateState = try value.optionalInt()
-            default: break
-            }
+        try read(object) { model, key, value in
+            if case "fwUpdateState" = key { model.fwUpdateState = try value.optionalInt() }
         }
     }
 }

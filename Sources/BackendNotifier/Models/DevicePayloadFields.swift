@@ -1,5 +1,5 @@
-/// The eight fields every device model shares, settable: read from JSON in one place (``readDeviceField(_:_:)``, each
-/// model's `init(flat:)` reading only its own fields on top) and renamed in one place by the notifier's router.
+/// The eight fields every device model shares, settable: read from JSON in one place (``read(_:own:)``, each model's
+/// `init(flat:)` reading only its own fields on top) and renamed in one place by the notifier's router.
 protocol DevicePayloadFields: FlatDecodable {
     var eventType: String? { get set }
     var timestamp: String? { get set }
@@ -12,6 +12,17 @@ protocol DevicePayloadFields: FlatDecodable {
 }
 
 extension DevicePayloadFields {
+    /// Fills the fields from `object`: the shared ones here, the model's own through `own` (called for every other key).
+    mutating func read(
+        _ object: FlatJSONDecoder.ObjectView, own: (inout Self, FlatJSONDecoder.Key, FlatJSONDecoder.Value) throws -> Void
+    ) throws {
+        for member in object.members {
+            let key = object.key(of: member)
+            let value = object.scalar(member)
+            if try !readDeviceField(key, value) { try own(&self, key, value) }
+        }
+    }
+
     /// Reads `value` into the shared field named `key`; `false` when `key` names none of them.
     mutating func readDeviceField(_ key: FlatJSONDecoder.Key, _ value: FlatJSONDecoder.Value) throws -> Bool {
         switch key {

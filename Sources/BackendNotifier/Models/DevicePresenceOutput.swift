@@ -55,14 +55,8 @@ public struct DevicePresenceOutput: VortexDevicePayload {
 extension DevicePresenceOutput: DevicePayloadFields {
     init(flat object: FlatJSONDecoder.ObjectView) throws {
         self.init()
-        for member in object.members {
-            let key = object.key(of: member)
-            let value = object.scalar(member)
-            if try readDeviceField(key, value) { continue }
-            switch key {
-            case "online": online = try value.optionalBool()
-            default: break
-            }
+        try read(object) { model, key, value in
+            if case "online" = key { model.online = try value.optionalBool() }
         }
     }
 }

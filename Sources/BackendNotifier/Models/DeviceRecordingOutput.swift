@@ -55,14 +55,8 @@ public struct DeviceRecordingOutput: VortexDevicePayload {
 extension DeviceRecordingOutput: DevicePayloadFields {
     init(flat object: FlatJSONDecoder.ObjectView) throws {
         self.init()
-        for member in object.members {
-            let key = object.key(of: member)
-            let value = object.scalar(member)
-            if try readDeviceField(key, value) { continue }
-            switch key {
-            case "recording": recording = try value.optionalBool()
-            default: break
-            }
+        try read(object) { model, key, value in
+            if case "recording" = key { model.recording = try value.optionalBool() }
         }
     }
 }

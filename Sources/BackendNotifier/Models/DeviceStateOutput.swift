@@ -165,14 +165,11 @@ extension DeviceStateOutput {
 extension DeviceStateOutput: DevicePayloadFields {
     init(flat object: FlatJSONDecoder.ObjectView) throws {
         self.init()
-        for member in object.members {
-            let key = object.key(of: member)
-            let value = object.scalar(member)
-            if try readDeviceField(key, value) { continue }
+        try read(object) { model, key, value in
             switch key {
-            case "online": online = try value.optionalBool()
-            case "recording": recording = try value.optionalBool()
-            case "fwUpdateState": fwUpdateState = try value.optionalInt()
+            case "online": model.online = try value.optionalBool()
+            case "recording": model.recording = try value.optionalBool()
+            case "fwUpdateState": model.fwUpdateState = try value.optionalInt()
             default: break
             }
         }
