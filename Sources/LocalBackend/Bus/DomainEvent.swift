@@ -72,19 +72,23 @@ public struct DomainEvent: Sendable, Codable, Equatable {
     /// kinds), `userId` (user kinds), then the payload fields in key order. A `tokenRevoked` event without
     /// `revokedAt` gets the timestamp.
     func publishedJSON(timestamp: String) -> String {
-        var members: [(key: String, json: String)] = [
-            (key: "eventType", json: JSONString.quoted(kind.eventType)),
-            (key: "timestamp", json: JSONString.quoted(timestamp)),
+        JSONString.object(publishedMembers(timestamp: timestamp).map { (key: $0.key, json: $0.value.jsonText) })
+    }
+
+    /// The members of ``publishedJSON(timestamp:)``, in its order (the legacy GraphQL side reads the same values).
+    func publishedMembers(timestamp: String) -> [(key: String, value: JSONValue)] {
+        var members: [(key: String, value: JSONValue)] = [
+            (key: "eventType", value: .string(kind.eventType)), (key: "timestamp", value: .string(timestamp)),
         ]
-        if let orgId { members.append((key: "orgId", json: JSONString.quoted(orgId))) }
-        if kind.audience == .deviceGroup, let deviceGroupId { members.append((key: "siteId", json: JSONString.quoted(deviceGroupId))) }
-        if kind.audience == .user, let userId { members.append((key: "userId", json: JSONString.quoted(userId))) }
+        if let orgId { members.append((key: "orgId", value: .string(orgId))) }
+        if kind.audience == .deviceGroup, let deviceGroupId { members.append((key: "siteId", value: .string(deviceGroupId))) }
+        if kind.audience == .user, let userId { members.append((key: "userId", value: .string(userId))) }
         var fields = payload.filter { !Self.reservedFields.contains($0.key) }
         if kind == .tokenRevoked, fields["revokedAt"] == nil { fields["revokedAt"] = .string(timestamp) }
         for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
-            members.append((key: key, json: value.jsonText))
+            members.append((key: key, value: value))
         }
-        return JSONString.object(members)
+        return members
     }
 
     /// `date` as ISO 8601 UTC with milliseconds, for example `2025-01-31T09:15:02.125Z`.

@@ -17,7 +17,7 @@ import NIOCore
 /// | `subscribe` before the ack | close 4401 `Unauthorized` |
 /// | `subscribe` with the id of an active operation | close 4409 `Subscriber for <id> already exists` |
 /// | `subscribe`, invalid document/variables/arguments, or forbidden arguments | `error` with `[GraphQLError]` |
-/// | `subscribe`, valid | `next` per event (through the outbox as data frames), `complete` if the source ends |
+/// | `subscribe`, valid | `next` per event (through the outbox as data frames; ``LegacyResponseMapper``), `complete` if the source ends |
 /// | `complete` | stops that operation (nothing is sent back) |
 /// | `ping` | `pong` at once, echoing the payload |
 /// | malformed JSON, unknown type, missing or mistyped fields, oversized message | close 4400 |
@@ -220,19 +220,35 @@ actor GraphQLConnection {
         nextToken += 1
         operations[id] = Operation(token: token)
         let context = LegacyGraphQLContext(userID: userID, bus: services.bus)
+        let document = try? parse(source: query)
         do {
-            if Self.operationType(of: query, named: operationName) == .subscription {
+            if let document, Self.operationType(in: document, named: operationName) == .subscription {
+                // GraphQLSwift accepts or refuses the operation (validation, arguments, the resolver's permission
+                // check); the resolver records the source, and the events are mapped here (LegacyResponseMapper).
                 switch try await graphqlSubscribe(
                     schema: schema, request: query, context: context, variableValues: variables, operationName: operationName)
                 {
                 case .failure(let errors):
                     fail(id, token, errors.errors)
-                case .success(let results):
+                case .success:
                     guard operations[id]?.token == token else { return }
-                    logger.debug("subscribed", metadata: ["id": "\(id)", "operation": "\(operationName ?? "")"])
+                    guard let resolution = context.source.recorded else {
+                        return fail(id, token, [GraphQLError(message: "Internal error: the subscription has no source")])
+                    }
+                    // Opened here, before the next message is read: the operation is attached to the bus from now on.
+                    let events = context.events(for: resolution.topic, argument: resolution.argument)
+                    let mapper = LegacyResponseMapper(
+                        id: id, schema: schema, document: document, context: context, variables: variables,
+                        operationName: operationName)
+                    logger.debug(
+                        "subscribed",
+                        metadata: ["id": "\(id)", "operation": "\(operationName ?? "")", "direct": "\(mapper.plan != nil)"])
                     operations[id]?.task = Task { [weak self] in
                         do {
-                            for try await result in results { await self?.deliver(id, token, result) }
+                            for await source in events {
+                                let message = try await mapper.message(for: source)
+                                await self?.deliver(id, token, message)
+                            }
                             await self?.finish(id, token)
                         } catch {
                             await self?.fail(id, token, [GraphQLError(message: "Subscription source failed: \(error)")])
@@ -255,18 +271,21 @@ actor GraphQLConnection {
         }
     }
 
-    /// The type of the operation `query` would run (`nil` when it does not parse or has no such operation: the
-    /// executor then reports why).
-    private static func operationType(of query: String, named name: String?) -> OperationType? {
-        guard let document = try? parse(source: query) else { return nil }
+    /// The type of the operation `document` would run (`nil` when it has no such operation: the executor then reports
+    /// why).
+    private static func operationType(in document: Document, named name: String?) -> OperationType? {
         let operations = document.definitions.compactMap { $0 as? OperationDefinition }
         let operation = name.map { name in operations.first { $0.name?.value == name } } ?? operations.first
         return operation?.operation
     }
 
     private func deliver(_ id: String, _ token: Int, _ result: GraphQLResult) {
+        deliver(id, token, GraphQLServerMessage.next(id: id, result))
+    }
+
+    private func deliver(_ id: String, _ token: Int, _ message: String) {
         guard !closing, operations[id]?.token == token else { return }
-        outbox.send(GraphQLServerMessage.next(id: id, result), isData: true)
+        outbox.send(message, isData: true)
     }
 
     private func finish(_ id: String, _ token: Int) {

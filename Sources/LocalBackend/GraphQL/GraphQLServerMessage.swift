@@ -22,6 +22,11 @@ enum GraphQLServerMessage {
         return message(id: id, type: "next", payload: JSONString.object(payload))
     }
 
+    /// `next` with a result that has `data` (given as JSON text) and no errors.
+    static func next(id: String, data: String) -> String {
+        message(id: id, type: "next", payload: "{\"data\":" + data + "}")
+    }
+
     /// `error`: the operation failed before it produced results (syntax, validation, argument or permission
     /// errors); `payload` is the list of GraphQL errors. No `complete` follows.
     static func error(id: String, _ errors: [GraphQLError]) -> String {

@@ -4,8 +4,8 @@ import GraphQL
 /// One domain event as the legacy GraphQL side delivers it: the root value of one subscription execution, whose
 /// ``fields`` GraphQLSwift's default resolver reads by field name.
 ///
-/// Parity with the AppSync side is by construction: the fields are taken from the very JSON object the bus publishes on
-/// `vortex-app/user/{userId}/…` (``DomainEvent/publishedJSON(timestamp:)`` with the event's final timestamp), so
+/// Parity with the AppSync side is by construction: the fields are the very members of the JSON object the bus publishes
+/// on `vortex-app/user/{userId}/…` (``DomainEvent/publishedMembers(timestamp:)`` with the event's final timestamp), so
 /// `eventType`, `timestamp`, `orgId`, `siteId`, `userId`, `revokedAt` and the payload fields are the same values. Then
 /// the legacy shape is applied:
 /// - `deviceGroupID` (device and archive outputs) is the event's device group, like `siteId`;
@@ -25,8 +25,8 @@ struct LegacyEventSource: Sendable {
 
     init(_ event: DomainEvent) {
         let timestamp = event.timestamp ?? DomainEvent.timestampText(Date())
-        let published = event.publishedJSON(timestamp: timestamp)
-        var values = (try? JSONDecoder().decode([String: JSONValue].self, from: Data(published.utf8))) ?? [:]
+        var values = [String: JSONValue](
+            event.publishedMembers(timestamp: timestamp).map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last })
         if event.kind == .aiSettings, let setting = values.removeValue(forKey: "aiControlSetting") {
             values["AIControlSetting"] = setting
         }

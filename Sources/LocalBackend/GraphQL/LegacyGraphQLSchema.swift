@@ -5,8 +5,11 @@ import OrderedCollections
 /// its resolvers during setup (an SDL-built schema has none):
 ///
 /// - each `Subscription` field gets a `subscribe` resolver that scopes it by the connection's user (the optional
-///   argument, when given, is checked against that user: ``LegacyGraphQLContext``) and returns the connection's filtered slice of `EventBus.domainEvents()` as an
-///   `AsyncSequence` of ``LegacyEventSource`` values, and a `resolve` that hands the event on as the field's value;
+///   argument, when given, is checked against that user: ``LegacyGraphQLContext``) and records the topic and argument
+///   in the context's ``LegacySourceSlot``: the connection then opens that slice of `EventBus.domainEvents()`
+///   (``LegacyGraphQLContext/events(for:argument:)``) and maps each ``LegacyEventSource`` to a response itself
+///   (``LegacyResponseMapper``), so the stream the resolver hands GraphQLSwift is empty; and a `resolve` that hands the
+///   event on as the field's value;
 /// - `Query.health` answers `"ok"`;
 /// - `scalar JSON` serializes a ``JSONValue`` (the AI `options`) into the identical `Map`, and parses input values
 ///   and literals untouched.
@@ -59,7 +62,10 @@ enum LegacyGraphQLSchema {
                 guard context.allows(topic, argument: argument) else {
                     throw GraphQLError(message: "Forbidden", nodes: info.fieldASTs, path: info.path)
                 }
-                return context.events(for: topic, argument: argument)
+                // The connection opens the source and maps its events itself (LegacyResponseMapper); GraphQLSwift's
+                // own response stream is left empty.
+                context.source.record(topic, argument: argument)
+                return AsyncStream<LegacyEventSource> { $0.finish() }
             }
             field.resolve = { source, _, _, _ in (source as? LegacyEventSource)?.fields }
         }
@@ -120,6 +126,8 @@ struct LegacyGraphQLContext: Sendable {
     let userID: String
     /// The event bus (its `directory` and `recipients(of:)` do the permission filtering).
     let bus: EventBus
+    /// Where the `subscribe` resolver records the operation's topic and argument.
+    let source = LegacySourceSlot()
 
     /// The scope of `topic` when the operation passes no argument: the user's organization (from the directory) or
     /// the user; `nil` when the user belongs to no organization.
