@@ -60,32 +60,75 @@ struct GraphQLLinkDriver: LinkDriver {
         return .close(.protocolViolation(detail), code: GraphQLCloseCode.badResponse, reason: String(detail.prefix(120)))
     }
 
+    /// The members a message is routed on, collected in one scan that stores nothing else (no allocation per frame).
+    private struct Frame {
+        var type: JSONEnvelope.Member?
+        var id: JSONEnvelope.Member?
+        var payload: JSONEnvelope.Member?
+        /// The first `payload.data` and `payload.errors` (when `payload` is an object).
+        var data: JSONEnvelope.Member?
+        var errors: JSONEnvelope.Member?
+        /// How many members `payload.data` has (when it is an object), and the first.
+        var fieldCount = 0
+        var field: JSONEnvelope.Member?
+
+        static let path: [StaticString] = ["payload", "data"]
+
+        init(scanning bytes: UnsafeBufferPointer<UInt8>) throws(JSONScanError) {
+            var frame = Frame()
+            // As `JSONEnvelope.member(_:in:)`: the first member of a name counts.
+            try JSONEnvelope.scan(bytes, descendingInto: Self.path) { depth, member in
+                switch depth {
+                case 0:
+                    if frame.type == nil, member.hasKey("type", in: bytes) {
+                        frame.type = member
+                    } else if frame.id == nil, member.hasKey("id", in: bytes) {
+                        frame.id = member
+                    } else if frame.payload == nil, member.hasKey("payload", in: bytes) {
+                        frame.payload = member
+                    }
+                case 1:
+                    if frame.data == nil, member.hasKey("data", in: bytes) {
+                        frame.data = member
+                    } else if frame.errors == nil, member.hasKey("errors", in: bytes) {
+                        frame.errors = member
+                    }
+                default:
+                    if frame.fieldCount == 0 { frame.field = member }
+                    frame.fieldCount += 1
+                }
+            }
+            self = frame
+        }
+
+        private init() {}
+    }
+
     private func handle(_ bytes: UnsafeBufferPointer<UInt8>) -> LinkFrameStep {
-        let envelope: JSONEnvelope
-        // One pass: `payload` and its `data` are scanned member by member on the way (see executionResult).
-        do { envelope = try JSONEnvelope(scanning: bytes, descendingInto: ["payload", "data"]) } catch {
+        let frame: Frame
+        do { frame = try Frame(scanning: bytes) } catch {
             return violation("malformed message: \(error)")
         }
-        guard let type = envelope.string("type", in: bytes) else { return violation("message without type") }
+        guard let typeMember = frame.type, typeMember.kind == .string else { return violation("message without type") }
+        // The hot path: `next` is recognised without building the type's string.
+        if !typeMember.valueHasEscapes, Self.nextType.withUTF8Buffer({ JSONEnvelope.bytes(typeMember.value, in: bytes, equal: $0) }) {
+            return next(frame, in: bytes)
+        }
+        guard let type = typeMember.string(in: bytes) else { return violation("message without type") }
+        let messageID = frame.id.flatMap { $0.kind == .string ? $0.string(in: bytes) : nil }
         switch type {
         case "next":
-            guard let messageID = envelope.string("id", in: bytes) else { return violation("next without id") }
-            guard let payload = envelope.member("payload", in: bytes), payload.kind == .object else {
-                return violation("next without an object payload")
-            }
-            state.deliver(Self.executionResult(envelope, in: bytes), to: messageID, on: id)
-            return .handled
+            return next(frame, in: bytes)
         case "ping":
             return .reply(.text(GraphQLOutboundMessage.pong))
         case "pong", "connection_ack":
             return .handled
         case "error":
-            guard let messageID = envelope.string("id", in: bytes) else { return violation("error without id") }
-            let errors = (try? envelope.valueBytes("payload", in: bytes)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
-            state.ended(messageID, errorsJSON: errors)
+            guard let messageID else { return violation("error without id") }
+            state.ended(messageID, errorsJSON: Self.errorsText(frame.payload, in: bytes))
             return .handled
         case "complete":
-            guard let messageID = envelope.string("id", in: bytes) else { return violation("complete without id") }
+            guard let messageID else { return violation("complete without id") }
             state.ended(messageID, errorsJSON: nil)
             return .handled
         default:
@@ -93,26 +136,43 @@ struct GraphQLLinkDriver: LinkDriver {
         }
     }
 
+    private static let nextType: StaticString = "next"
+
+    /// An `error` message's payload as text (unescaped when it is a string); `[]` when absent or unreadable.
+    private static func errorsText(_ payload: JSONEnvelope.Member?, in bytes: UnsafeBufferPointer<UInt8>) -> String {
+        guard let payload else { return "[]" }
+        guard payload.kind == .string, payload.valueHasEscapes else {
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[payload.value]), as: UTF8.self)
+        }
+        return (try? JSONEnvelope.unescape(bytes, payload.value)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+    }
+
+    private func next(_ frame: Frame, in bytes: UnsafeBufferPointer<UInt8>) -> LinkFrameStep {
+        guard let idMember = frame.id, idMember.kind == .string else { return violation("next without id") }
+        guard let payload = frame.payload, payload.kind == .object else { return violation("next without an object payload") }
+        let result = Self.executionResult(frame, in: bytes)
+        if idMember.valueHasEscapes {
+            guard let messageID = idMember.string(in: bytes) else { return violation("next without id") }
+            state.deliver(result, to: messageID, on: id)
+        } else {
+            state.deliver(result, toID: UnsafeBufferPointer(rebasing: bytes[idMember.value]), on: id)
+        }
+        return .handled
+    }
+
     /// `{data, errors}` → the subscription field's value (the single member of `data`, or `data` itself), plus errors.
     /// `data` is copied out of the frame once; the field's value is a slice of that copy.
-    static func executionResult(_ envelope: JSONEnvelope, in bytes: UnsafeBufferPointer<UInt8>) -> RealtimePayload {
-        guard let result = envelope.nested.first ?? nil else { return RealtimePayload(json: Data("null".utf8)) }
-        func member(_ key: StaticString) -> JSONEnvelope.Member? {
-            key.withUTF8Buffer { wanted in
-                result.first { !$0.keyHasEscapes && JSONEnvelope.bytes($0.key, in: bytes, equal: wanted) }
-            }
-        }
-        let errors = member("errors").flatMap { errors -> Data? in
+    private static func executionResult(_ frame: Frame, in bytes: UnsafeBufferPointer<UInt8>) -> RealtimePayload {
+        let errors = frame.errors.flatMap { errors -> Data? in
             guard errors.kind == .string, errors.valueHasEscapes else { return Data(UnsafeBufferPointer(rebasing: bytes[errors.value])) }
             return try? JSONEnvelope.unescape(bytes, errors.value)
         }
-        guard let data = member("data") else {
+        guard let data = frame.data else {
             return RealtimePayload(json: Data("null".utf8), graphQLErrorsJSON: errors)
         }
         let dataJSON = Data(UnsafeBufferPointer(rebasing: bytes[data.rawValue]))
-        if data.kind == .object, let fields = envelope.nested.count > 1 ? envelope.nested[1] : nil, fields.count == 1 {
+        if data.kind == .object, frame.fieldCount == 1, let field = frame.field?.rawValue {
             // Offsets within the data object's copy.
-            let field = fields[0].rawValue
             let start = dataJSON.startIndex + field.lowerBound - data.rawValue.lowerBound
             let json = dataJSON[start..<(start + field.count)]
             return RealtimePayload(json: json, graphQLErrorsJSON: errors, graphQLDataJSON: dataJSON)

@@ -11,6 +11,9 @@ final class GraphQLState: Sendable {
         var linkID: Int?
         var control: LinkControl?
         var completeQueue: [String] = []
+        /// The id of the last `next` delivered: consecutive events mostly share it, and reusing it spares building a
+        /// string from the frame's bytes per event. Only a key: every lookup still goes through `subscriptions`.
+        var lastNextID: String?
     }
 
     /// The timer token for the idle close; confirmation timers use the subscription's sequence number (≥ 0).
@@ -134,6 +137,28 @@ final class GraphQLState: Sendable {
             }
         }
         return messages
+    }
+
+    /// ``deliver(_:to:on:)`` with the id as the frame's bytes (without escapes).
+    func deliver(_ payload: RealtimePayload, toID idBytes: UnsafeBufferPointer<UInt8>, on link: Int) {
+        let (id, sink) = values.withLock { values -> (String, SubscriptionSink?) in
+            let id: String
+            if let last = values.lastNextID,
+                last.utf8.withContiguousStorageIfAvailable({ JSONEnvelope.bytes(0..<idBytes.count, in: idBytes, equal: $0) }) == true
+            {
+                id = last
+            } else {
+                id = String(decoding: idBytes, as: UTF8.self)
+                values.lastNextID = id
+            }
+            guard let record = values.subscriptions[id], record.sentOn == link else { return (id, nil) }
+            return (id, record.isLive ? record.sink : nil)
+        }
+        if let sink {
+            sink.yield(.payload(payload))
+            return
+        }
+        deliver(payload, to: id, on: link)
     }
 
     /// The hot path: a `next` payload for `id`. Confirms the subscription first if this is its first event.

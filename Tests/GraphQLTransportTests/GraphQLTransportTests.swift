@@ -47,6 +47,28 @@ struct GraphQLTransportTests {
         await harness.transport.disconnect()
     }
 
+    @Test("routing reads what the JSON says: ids alternating between streams, escaped type, id and keys, the first of repeated keys")
+    func routingFidelity() async throws {
+        let harness = try GraphQLHarness()
+        let (first, connection, firstID) = try await harness.live()
+        let second = await harness.subscribe()
+        let secondID = try await GraphQLHarness.expectSubscribe(on: connection)
+        #expect(firstID == "op-1" && secondID == "op-2", "ids of one length, so only their bytes tell them apart")
+        func next(_ id: String, _ value: Int) -> String { #"{"id":"\#(id)","type":"next","payload":{"data":{"f":\#(value)}}}"# }
+        connection.emit(next(secondID, 1))
+        connection.emit(next(firstID, 2))
+        connection.emit(next(secondID, 3))
+        connection.emit(#"{"id":"op\u002d1","type":"ne\u0078t","payload":{"data":{"f":4}}}"#)
+        connection.emit(#"{"id":"op-1","type":"next","id":"op-2","payload":{"data":{"f":5}},"payload":{"data":{"f":6}}}"#)
+        connection.emit(#"{"\u0069d":"op-2","typ\u0065":"next","p\u0061yload":{"dat\u0061":{"f":7}}}"#)
+        func payload(_ value: Int) -> SubscriptionEvent { .payload(RealtimePayload(json: Data("\(value)".utf8))) }
+        #expect(try await second.next() == .live)
+        for expected in [1, 3, 7] { #expect(try await second.next() == payload(expected)) }
+        for expected in [2, 4, 5] { #expect(try await first.next() == payload(expected)) }
+        #expect(!connection.isClosed)
+        await harness.transport.disconnect()
+    }
+
     @Test("error ends that stream only; complete ends normally; later messages for those ids are ignored")
     func errorAndComplete() async throws {
         let harness = try GraphQLHarness()

@@ -38,6 +38,33 @@ private func unescape(_ escaped: String) throws -> Data {
 
 @Suite("JSONEnvelope scanning")
 struct JSONEnvelopeScanningTests {
+    @Test(
+        "descending: the path's objects are listed (the first of a repeated key, escaped keys too); the visitor sees the same members, inner ones first"
+    )
+    func descendingAndVisiting() throws {
+        let frame =
+            #"{"id":"1","p\u0061yload":{"x":[{"data":0}],"data":{"f":{"g":1},"h":"i"},"data":{"z":2}},"payload":{"data":{}},"type":"next"}"#
+        try Array(frame.utf8).withUnsafeBufferPointer { bytes in
+            let envelope = try JSONEnvelope(scanning: bytes, descendingInto: ["payload", "data", "f"])
+            #expect(envelope.members.map { text(bytes, $0.key) } == ["id", #"p\u0061yload"#, "payload", "type"])
+            let levels = envelope.nested.map { $0?.map { text(bytes, $0.key) } }
+            #expect(levels == [["x", "data", "data"], ["f", "h"], ["g"]])
+            var visited: [(Int, String)] = []
+            try JSONEnvelope.scan(bytes, descendingInto: ["payload", "data", "f"]) { depth, member in
+                visited.append((depth, text(bytes, member.key)))
+            }
+            let expected: [(Int, String)] = [
+                (0, "id"), (1, "x"), (3, "g"), (2, "f"), (2, "h"), (1, "data"), (1, "data"), (0, #"p\u0061yload"#), (0, "payload"),
+                (0, "type"),
+            ]
+            #expect(visited.map(\.0) == expected.map(\.0))
+            #expect(visited.map(\.1) == expected.map(\.1))
+            // A path key whose value is not an object is met (so later ones are not descended) but lists nothing.
+            let other = try JSONEnvelope(scanning: bytes, descendingInto: ["id", "payload"])
+            #expect(other.nested.count == 2 && other.nested.allSatisfy { $0 == nil })
+        }
+    }
+
     static let frame = #"""
         {"type":"data","id":"42","n":-1.5e3,"t":true,"f":false,"z":null,"o":{"x":[1,{"y":"}"}]},"arr":[],"e":"a\"b"}
         """#

@@ -24,6 +24,24 @@ public struct JSONEnvelope: Sendable {
         public var rawValue: Range<Int> {
             kind == .string ? (value.lowerBound - 1)..<(value.upperBound + 1) : value
         }
+
+        /// The value as a string (unescaped); `nil` when it is not a string or its escapes are invalid.
+        public func string(in bytes: UnsafeBufferPointer<UInt8>) -> String? {
+            guard kind == .string else { return nil }
+            if !valueHasEscapes { return String(decoding: UnsafeBufferPointer(rebasing: bytes[value]), as: UTF8.self) }
+            return (try? JSONEnvelope.unescape(bytes, value)).map { String(decoding: $0, as: UTF8.self) }
+        }
+
+        /// Whether the member's key is `key` (an escaped key is compared after unescaping).
+        public func hasKey(_ key: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            key.withUTF8Buffer { wanted in
+                if keyHasEscapes {
+                    guard let decoded = try? JSONEnvelope.unescape(bytes, self.key) else { return false }
+                    return decoded.elementsEqual(wanted)
+                }
+                return JSONEnvelope.bytes(self.key, in: bytes, equal: wanted)
+            }
+        }
     }
 
     /// The kind of a member's value.
@@ -50,7 +68,10 @@ public struct JSONEnvelope: Sendable {
     /// Scans `bytes`, which must hold exactly one JSON object (surrounding white space allowed).
     public init(scanning bytes: UnsafeBufferPointer<UInt8>) throws(JSONScanError) {
         var scanner = Scanner(bytes: bytes)
-        members = try scanner.scanTopLevelObject()
+        var members: [Member] = []
+        members.reserveCapacity(6)
+        try scanner.scanTopLevelObject { _, member in members.append(member) }
+        self.members = members
     }
 
     /// Scans `bytes` like ``init(scanning:)`` and, in the same pass, the members of the object under `path[0]`, of
@@ -59,22 +80,30 @@ public struct JSONEnvelope: Sendable {
     /// descends only its first 64.
     public init(scanning bytes: UnsafeBufferPointer<UInt8>, descendingInto path: [StaticString]) throws(JSONScanError) {
         var scanner = Scanner(bytes: bytes, path: path)
-        members = try scanner.scanTopLevelObject()
-        nested = scanner.nested
-        if nested.count < path.count { nested += repeatElement(nil, count: path.count - nested.count) }
+        var members: [Member] = []
+        var nested = [[Member]](repeating: [], count: path.count)
+        try scanner.scanTopLevelObject { depth, member in
+            if depth == 0 { members.append(member) } else { nested[depth - 1].append(member) }
+        }
+        self.members = members
+        self.nested = nested.indices.map { scanner.descended & (1 << $0) != 0 ? nested[$0] : nil }
+    }
+
+    /// Scans `bytes` like ``init(scanning:descendingInto:)`` without storing anything: `visit` is called with each
+    /// member once its value has been scanned, with its depth: 0 for the top-level members, `d + 1` for the members of
+    /// the object under `path[d]` (so those come before the member holding them). For a reader that needs only a few
+    /// members of each frame: nothing is allocated.
+    public static func scan(
+        _ bytes: UnsafeBufferPointer<UInt8>, descendingInto path: [StaticString],
+        visit: (_ depth: Int, _ member: Member) -> Void
+    ) throws(JSONScanError) {
+        var scanner = Scanner(bytes: bytes, path: path)
+        try scanner.scanTopLevelObject(visit)
     }
 
     /// The member named `key`, if present (the first one, when a key repeats).
     public func member(_ key: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> Member? {
-        key.withUTF8Buffer { wanted in
-            members.first { member in
-                if member.keyHasEscapes {
-                    guard let decoded = try? JSONEnvelope.unescape(bytes, member.key) else { return false }
-                    return decoded.elementsEqual(wanted)
-                }
-                return Self.bytes(member.key, in: bytes, equal: wanted)
-            }
-        }
+        members.first { $0.hasKey(key, in: bytes) }
     }
 
     /// Whether the bytes at `range` of `bytes` are exactly `wanted` (a key compared with `memcmp`, not byte by byte).
@@ -86,9 +115,7 @@ public struct JSONEnvelope: Sendable {
 
     /// The string value of `key`; `nil` when absent or not a string.
     public func string(_ key: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        guard let member = member(key, in: bytes), member.kind == .string else { return nil }
-        if !member.valueHasEscapes { return String(decoding: UnsafeBufferPointer(rebasing: bytes[member.value]), as: UTF8.self) }
-        return (try? JSONEnvelope.unescape(bytes, member.value)).map { String(decoding: $0, as: UTF8.self) }
+        member(key, in: bytes)?.string(in: bytes)
     }
 
     /// The raw bytes of `key`'s value (for strings, the unescaped characters); `nil` when absent.

@@ -5,11 +5,11 @@ extension JSONEnvelope {
         var index = 0
         /// Keys whose object values are scanned member by member (one level each) instead of skipped.
         let path: [StaticString]
-        /// The members of the objects along `path`, outermost first (`nil` where the path was not found).
-        var nested: [[Member]?] = []
         /// Bit `depth` set: the path's key at that depth was met (only its first occurrence counts, as in
         /// `member(_:in:)`). A bit mask, not an array: no allocation per scan.
         private var met: UInt64 = 0
+        /// Bit `depth` set: the object under the path's key at that depth was scanned member by member.
+        private(set) var descended: UInt64 = 0
 
         /// `path` deeper than 64 keys is cut to 64.
         init(bytes: UnsafeBufferPointer<UInt8>, path: [StaticString] = []) {
@@ -17,23 +17,23 @@ extension JSONEnvelope {
             self.path = path.count > 64 ? Array(path.prefix(64)) : path
         }
 
-        mutating func scanTopLevelObject() throws(JSONScanError) -> [Member] {
+        /// Scans the one top-level object, calling `visit` with each member once its value has been scanned: the
+        /// top-level members at depth 0, the members of the object under `path[d]` at depth `d + 1` (so they come
+        /// before the member holding them).
+        mutating func scanTopLevelObject(_ visit: (_ depth: Int, _ member: Member) -> Void) throws(JSONScanError) {
             skipWhitespace()
-            let members = try scanObject(depth: 0)
+            try scanObject(depth: 0, visit)
             skipWhitespace()
             guard index == bytes.count else { throw fail("trailing characters after the object") }
-            return members
         }
 
-        /// At an opening brace: the object's members, through its closing brace.
-        private mutating func scanObject(depth: Int) throws(JSONScanError) -> [Member] {
+        /// At an opening brace: visits the object's members, through its closing brace.
+        private mutating func scanObject(depth: Int, _ visit: (Int, Member) -> Void) throws(JSONScanError) {
             try expect(UInt8(ascii: "{"), "expected an object")
-            var members: [Member] = []
-            members.reserveCapacity(6)
             skipWhitespace()
             if peek() == UInt8(ascii: "}") {
                 index += 1
-                return members
+                return
             }
             while true {
                 skipWhitespace()
@@ -42,28 +42,29 @@ extension JSONEnvelope {
                 skipWhitespace()
                 try expect(UInt8(ascii: ":"), "expected ':'")
                 skipWhitespace()
-                let onPath = depth < path.count && met & (1 << depth) == 0 && !keyEscapes && isKey(key, path[depth])
+                let onPath = depth < path.count && met & (1 << depth) == 0 && isKey(key, escaped: keyEscapes, path[depth])
                 if onPath { met |= 1 << depth }
                 if onPath, peek() == UInt8(ascii: "{") {
-                    // On the path: the object's members are recorded in this same pass.
+                    // On the path: the object's members are visited in this same pass.
                     let start = index
-                    if nested.isEmpty { nested = Array(repeating: nil, count: path.count) }
-                    nested[depth] = try scanObject(depth: depth + 1)
-                    members.append(Member(key: key, keyHasEscapes: false, value: start..<index, kind: .object, valueHasEscapes: false))
+                    descended |= 1 << depth
+                    try scanObject(depth: depth + 1, visit)
+                    visit(depth, Member(key: key, keyHasEscapes: keyEscapes, value: start..<index, kind: .object, valueHasEscapes: false))
                 } else {
                     let (value, kind, valueEscapes) = try scanValue()
-                    members.append(Member(key: key, keyHasEscapes: keyEscapes, value: value, kind: kind, valueHasEscapes: valueEscapes))
+                    visit(depth, Member(key: key, keyHasEscapes: keyEscapes, value: value, kind: kind, valueHasEscapes: valueEscapes))
                 }
                 skipWhitespace()
                 guard let next = peek() else { throw fail("unterminated object") }
                 guard next == UInt8(ascii: "}") || next == UInt8(ascii: ",") else { throw fail("expected ',' or '}'") }
                 index += 1
-                if next == UInt8(ascii: "}") { return members }
+                if next == UInt8(ascii: "}") { return }
             }
         }
 
-        private func isKey(_ key: Range<Int>, _ wanted: StaticString) -> Bool {
-            wanted.withUTF8Buffer { wanted in JSONEnvelope.bytes(key, in: bytes, equal: wanted) }
+        private func isKey(_ key: Range<Int>, escaped: Bool, _ wanted: StaticString) -> Bool {
+            let member = Member(key: key, keyHasEscapes: escaped, value: key, kind: .string, valueHasEscapes: false)
+            return member.hasKey(wanted, in: bytes)
         }
 
         private func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
