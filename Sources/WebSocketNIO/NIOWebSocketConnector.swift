@@ -96,6 +96,9 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         } catch {
             channel.close(promise: nil)
             logger.debug("WebSocket did not open", metadata: ["ws.endpoint": "\(endpoint.redacted)", "ws.error": "\(error)"])
+            // Cancelling closes the channel, and the upgrade may report that close before the wait sees the
+            // cancellation: the caller cancelled, so that is what it learns.
+            if Task.isCancelled { throw CancellationError() }
             throw error
         }
 
