@@ -41,6 +41,41 @@ struct DeliveryBatchTests {
         #expect(try await withTestTimeout(5, "the consumer") { try await consumer.value } == (1...10).map(event))
     }
 
+    @Test(
+        "the consumer takes the whole queue at once: a full queue fits again behind what it took; beyond that the newest drop and are reported"
+    )
+    func consumerTakesTheQueue() async throws {
+        let (stream, sink) = SubscriptionSink.make(bufferLimit: 4, label: "take", logger: Self.logger)
+        for n in 1...4 { sink.yield(event(n)) }
+        var iterator = stream.makeAsyncIterator()
+        #expect(try await iterator.next() == event(1), "takes 1...4: the queue is empty again")
+        for n in 5...9 { sink.yield(event(n)) }
+        for n in 2...8 { #expect(try await iterator.next() == event(n)) }
+        sink.finish()
+        guard case .lost(let report) = try await iterator.next() else {
+            Issue.record("event 9 was dropped and must be reported")
+            return
+        }
+        #expect(report.count == 1 && report.reason == .bufferOverflow)
+        #expect(try await iterator.next() == nil)
+    }
+
+    @Test("a stream finished while its queue is full still reports what it dropped, after the queued events")
+    func lossReportedAtFinishWhenFull() async throws {
+        let (stream, sink) = SubscriptionSink.make(bufferLimit: 2, label: "full", logger: Self.logger)
+        for n in 1...3 { sink.yield(event(n)) }
+        sink.finish()
+        var received: [SubscriptionEvent] = []
+        for try await event in stream { received.append(event) }
+        #expect(received.count == 3)
+        #expect(Array(received.prefix(2)) == [event(1), event(2)])
+        guard case .lost(let report) = received.last else {
+            Issue.record("the dropped event 3 must be reported: \(received)")
+            return
+        }
+        #expect(report.count == 1)
+    }
+
     @Test("a batch flushes by itself once holdLimit events are held, and a closed batch delivers at once")
     func holdLimitAndClose() async throws {
         let (stream, sink) = SubscriptionSink.make(bufferLimit: 1000, label: "batch", logger: Self.logger)

@@ -76,7 +76,9 @@
     @usableFromInline let policy: OverflowPolicy
     @usableFromInline let state = Locked(State())
 
-    /// Creates an empty buffer holding at most `limit` elements (at least 1).
+    /// Creates an empty buffer queueing at most `limit` elements (at least 1). The consumer takes the whole queue at
+    /// once (``ConsumerToken``), so a burst of up to `limit` elements is never dropped, and at most twice `limit` are
+    /// held in memory: what the consumer took and has yet to read, and a full queue behind it.
     package init(limit: Int, policy: OverflowPolicy = .dropNewest) {
         self.limit = max(1, limit)
         self.policy = policy
@@ -87,14 +89,14 @@
     @inlinable
     package func makeThrowingStream() -> AsyncThrowingStream<Element, any Error> {
         let token = ConsumerToken(self)
-        return AsyncThrowingStream { try await token.buffer.next() }
+        return AsyncThrowingStream { try await token.next() }
     }
 
     /// The stream the consumer iterates, for buffers that never finish with an error.
     @inlinable
     package func makeStream() -> AsyncStream<Element> {
         let token = ConsumerToken(self)
-        return AsyncStream { (try? await token.buffer.next()) ?? nil }
+        return AsyncStream { (try? await token.next()) ?? nil }
     }
 
     /// Queues `element` without waking the consumer; call ``signal()`` after the last element of a batch.
@@ -111,6 +113,16 @@
                 state.elements.append(element)
             }
             return .dropped
+        }
+    }
+
+    /// Queues `element` even when the queue is full: for the last element before the stream ends (a loss report),
+    /// which must not be dropped.
+    package func enqueueBeyondLimit(_ element: Element) -> Enqueued {
+        state.withLock { state in
+            if state.gone || state.end != nil { return .terminated }
+            state.elements.append(element)
+            return .enqueued
         }
     }
 
@@ -194,9 +206,43 @@
 }
 
 /// Held by the consumer's stream only: when the stream and its iterators are gone, so is the consumer.
+///
+/// It also holds what the consumer took from the queue: everything queued at once, by swapping arrays, so the consumer
+/// takes the producer's lock once per batch instead of once per element (the two contend on it while a fast producer
+/// fills the queue). The producer goes on filling the array the consumer emptied.
 @usableFromInline
 final class ConsumerToken<Element: Sendable>: Sendable {
     @usableFromInline let buffer: StreamBuffer<Element>
+    /// The taken elements and the next one's index. Its lock is the consumer's own (the producer never takes it);
+    /// the queue's lock is only ever taken inside it, never the other way round.
+    @usableFromInline let taken = Locked((elements: [Element](), head: 0))
+
     @inlinable init(_ buffer: StreamBuffer<Element>) { self.buffer = buffer }
     @inlinable deinit { buffer.consumerGone() }
+
+    /// The next element: from what was taken, else everything queued is taken, else the buffer's waiting `next()`.
+    @inlinable
+    func next() async throws -> Element? {
+        if Task.isCancelled {
+            buffer.consumerGone()
+            return nil
+        }
+        let ready = taken.withLock { taken -> Element? in
+            if taken.head < taken.elements.count {
+                defer { taken.head += 1 }
+                return taken.elements[taken.head]
+            }
+            taken.elements.removeAll(keepingCapacity: true)
+            taken.head = 0
+            return buffer.state.withLock { state -> Element? in
+                guard state.count > 0 else { return nil }
+                swap(&state.elements, &taken.elements)
+                taken.head = state.head + 1
+                state.head = 0
+                return taken.elements[taken.head - 1]
+            }
+        }
+        if let ready { return ready }
+        return try await buffer.next()
+    }
 }

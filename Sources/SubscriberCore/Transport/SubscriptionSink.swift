@@ -72,7 +72,8 @@ package final class SubscriptionSink: Sendable {
 
     /// Ends the stream normally or with an error.
     package func finish(throwing error: (any Error)? = nil) {
-        _ = flushLoss()
+        // The stream's last word on losses goes in even if the queue is full: nothing may be lost silently.
+        _ = flushLoss(beyondLimit: true)
         buffer.finish(throwing: error)
     }
 
@@ -109,12 +110,12 @@ package final class SubscriptionSink: Sendable {
         }
     }
 
-    /// Yields the pending loss report if there is room; `false` if the buffer is still full.
-    private func flushLoss() -> Bool {
+    /// Yields the pending loss report if there is room (or anyway, `beyondLimit`); `false` if the buffer is still full.
+    private func flushLoss(beyondLimit: Bool = false) -> Bool {
         guard let loss = pending.withLock({ $0 }) else { return true }
         let report = LossReport(
             count: loss.count, window: GapWindow(start: loss.first.addingTimeInterval(-margin), end: loss.last), reason: loss.reason)
-        switch buffer.enqueue(.lost(report)) {
+        switch beyondLimit ? buffer.enqueueBeyondLimit(.lost(report)) : buffer.enqueue(.lost(report)) {
         case .enqueued, .terminated:
             pending.withLock { current in
                 // Losses recorded meanwhile (another task) stay pending beyond what was reported.
