@@ -49,7 +49,8 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
     /// Env `VORTEX_REALTIME_GRAPHQL_PONG_TIMEOUT`.
     public var graphQLPongTimeoutSeconds: Double = 10
     /// Events buffered per subscription along the whole path: each transport subscription's buffer and each notifier
-    /// observer's buffer. Set it at or above the largest burst the app must receive complete. Default 1024.
+    /// observer's buffer. Set it at or above the largest burst the app must receive complete. A consumer takes its
+    /// whole queue at once, so up to twice this many events may be held per stream. Default 1024.
     /// Env `VORTEX_REALTIME_BUFFER_LIMIT`.
     public var bufferLimit = 1024
     /// What a full observer buffer drops. Default `dropOldest`. Env `VORTEX_REALTIME_BUFFER_OVERFLOW`.
