@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import MetricsTestKit
 import RealtimeTesting
@@ -179,6 +180,12 @@ struct BackendNotifierTests {
         #expect(await harness.notifier.statistics().decodeFailures == 2)
         #expect(harness.metrics.counterTotal(label: "vortex_realtime_decode_failures_total") == 2)
         #expect(harness.metrics.counterTotal(label: "vortex_realtime_events_delivered_total") == 1)
+    }
+
+    @Test("per-stream metrics exist only when metrics go somewhere: swift-metrics' no-op factory costs no event anything")
+    func streamMetricsOnlyWhenMeasured() {
+        #expect(NotifierMetrics(factory: NOOPMetricsHandler.instance).stream("devicePresence") == nil)
+        #expect(NotifierMetrics(factory: TestMetrics()).stream("devicePresence") != nil)
     }
 
     @Test("the device-group filter drops other groups' device events on both APIs")

@@ -59,8 +59,11 @@ struct NotifierMetrics: Sendable {
         }
     }
 
-    func stream(_ name: String) -> StreamMetrics {
-        StreamMetrics(
+    /// `nil` when metrics go nowhere (swift-metrics' no-op factory, what an app that never bootstraps metrics has):
+    /// then no event pays for a publish-time parse and a clock read.
+    func stream(_ name: String) -> StreamMetrics? {
+        guard !(factory is NOOPMetricsHandler) else { return nil }
+        return StreamMetrics(
             delivered: counter("vortex_realtime_events_delivered_total", [("stream", name)]),
             latency: timer("vortex_realtime_delivery_latency", [("stream", name)]))
     }
