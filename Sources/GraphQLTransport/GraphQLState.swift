@@ -151,8 +151,10 @@ final class GraphQLState: Sendable {
                 id = String(decoding: idBytes, as: UTF8.self)
                 values.lastNextID = id
             }
-            guard let record = values.subscriptions[id], record.sentOn == link else { return (id, nil) }
-            return (id, record.isLive ? record.sink : nil)
+            let sink = values.subscriptions.withStoredValue(forKey: id) { record in
+                record.sentOn == link && record.isLive ? record.sink : nil
+            }
+            return (id, sink ?? nil)
         }
         if let sink {
             sink.yield(.payload(payload))

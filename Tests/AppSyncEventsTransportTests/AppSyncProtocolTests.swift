@@ -76,6 +76,36 @@ struct AppSyncProtocolTests {
         await harness.transport.disconnect()
     }
 
+    @Test(
+        "data frames are routed by what the JSON says: ids alternating between streams, escapes in type, id and event, the first of repeated keys"
+    )
+    func dataRoutingFidelity() async throws {
+        let harness = try AppSyncHarness()
+        let first = await harness.subscribe("default/a")
+        let second = await harness.subscribe("default/b")
+        let connection = try await harness.acceptConnection()
+        let firstID = try await AppSyncHarness.expectSubscribe(on: connection, channel: "default/a")
+        let secondID = try await AppSyncHarness.expectSubscribe(on: connection, channel: "default/b")
+        #expect(firstID.utf8.count == secondID.utf8.count, "ids of one length, so only their bytes tell them apart")
+        connection.emit(#"{"type":"subscribe_success","id":"\#(firstID)"}"#)
+        connection.emit(#"{"type":"subscribe_success","id":"\#(secondID)"}"#)
+        #expect(try await first.next() == .live)
+        #expect(try await second.next() == .live)
+        func data(_ id: String, _ n: Int) -> String { AppSyncHarness.dataFrame(id: id, event: #"{"n":\#(n)}"#) }
+        connection.emit(data(secondID, 1))
+        connection.emit(data(firstID, 2))
+        connection.emit(data(secondID, 3))
+        let escapedFirstID = String(format: "\\u%04x", try #require(firstID.unicodeScalars.first).value) + firstID.dropFirst()
+        connection.emit(#"{"type":"d\u0061ta","id":"\#(escapedFirstID)","event":"{\"n\":4}"}"#)
+        connection.emit(#"{"id":"\#(firstID)","type":"data","id":"\#(secondID)","event":"{\"n\":5}","event":"{\"n\":6}"}"#)
+        connection.emit(#"{"type":"data","id":"\#(secondID)","event":"{\"n\":\u0037}"}"#)
+        func payload(_ n: Int) -> SubscriptionEvent { .payload(RealtimePayload(json: Data(#"{"n":\#(n)}"#.utf8))) }
+        for n in [1, 3, 7] { #expect(try await second.next() == payload(n)) }
+        for n in [2, 4, 5] { #expect(try await first.next() == payload(n)) }
+        #expect(!connection.isClosed)
+        await harness.transport.disconnect()
+    }
+
     @Test("malformed frames, unknown types and stray ids are ignored without harm")
     func robustness() async throws {
         let harness = try AppSyncHarness()

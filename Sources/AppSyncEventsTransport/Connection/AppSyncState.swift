@@ -9,6 +9,8 @@ import SubscriberCore
 final class AppSyncState: Sendable {
     struct Values {
         var subscriptions: [String: AppSyncSubscription] = [:]
+        /// The id of the last `data` frame routed (see ``AppSyncState/routeData(_:idBytes:on:)``); only a key.
+        var lastDataID: String?
         var nextSequence = 0
         var links: [Int: AppSyncLinkRecord] = [:]
         var primary: Int?
@@ -296,21 +298,43 @@ final class AppSyncState: Sendable {
     /// A `data` frame: the hot path. Returns the sink to deliver `payload` to directly, or `nil` when the state
     /// handled it (buffered for a rotation, a duplicate, or an unknown id).
     func routeData(_ payload: RealtimePayload, id: String, on link: Int) -> SubscriptionSink? {
-        values.withLock { values -> SubscriptionSink? in
-            guard let record = values.subscriptions[id] else { return nil }
+        values.withLock { values in Self.route(payload, to: id, on: link, in: &values) }
+    }
+
+    /// ``routeData(_:id:on:)`` with the id as the frame's bytes (without escapes): consecutive events mostly share
+    /// their id, so the last one's string is reused instead of building one per event.
+    func routeData(_ payload: RealtimePayload, idBytes: UnsafeBufferPointer<UInt8>, on link: Int) -> SubscriptionSink? {
+        values.withLock { values in
+            let id: String
+            if let last = values.lastDataID,
+                last.utf8.withContiguousStorageIfAvailable({ JSONEnvelope.bytes(0..<idBytes.count, in: idBytes, equal: $0) }) == true
+            {
+                id = last
+            } else {
+                id = String(decoding: idBytes, as: UTF8.self)
+                values.lastDataID = id
+            }
+            return Self.route(payload, to: id, on: link, in: &values)
+        }
+    }
+
+    /// The record is read where it is stored, not copied out (a copy retains and releases all it holds, per event).
+    private static func route(_ payload: RealtimePayload, to id: String, on link: Int, in values: inout Values) -> SubscriptionSink? {
+        let sink = values.subscriptions.withStoredValue(forKey: id) { record -> SubscriptionSink? in
             if record.deliveringOn == link {
                 if record.rotationTarget != nil {
-                    values.subscriptions[id]?.overlapLog.append(payload.json)
-                } else if !record.overlapLog.isEmpty, values.subscriptions[id]?.consumeOverlap(payload.json) == true {
+                    record.overlapLog.append(payload.json)
+                } else if !record.overlapLog.isEmpty, record.consumeOverlap(payload.json) {
                     return nil
                 }
                 return record.sink
             }
             if record.rotationTarget == link {
-                values.subscriptions[id]?.rotationBuffer.append(payload)
+                record.rotationBuffer.append(payload)
             }
             return nil
         }
+        return sink ?? nil
     }
 
     /// An event of subscription `id` could not be read.
