@@ -11,9 +11,8 @@ final class GraphQLState: Sendable {
         var linkID: Int?
         var control: LinkControl?
         var completeQueue: [String] = []
-        /// The id of the last `next` delivered: consecutive events mostly share it, and reusing it spares building a
-        /// string from the frame's bytes per event. Only a key: every lookup still goes through `subscriptions`.
-        var lastNextID: String?
+        /// The id of the last `next` delivered (only a key: every lookup still goes through `subscriptions`).
+        var lastNextID = RecentKey()
     }
 
     /// The timer token for the idle close; confirmation timers use the subscription's sequence number (≥ 0).
@@ -142,15 +141,7 @@ final class GraphQLState: Sendable {
     /// ``deliver(_:to:on:)`` with the id as the frame's bytes (without escapes).
     func deliver(_ payload: RealtimePayload, toID idBytes: UnsafeBufferPointer<UInt8>, on link: Int) {
         let (id, sink) = values.withLock { values -> (String, SubscriptionSink?) in
-            let id: String
-            if let last = values.lastNextID,
-                last.utf8.withContiguousStorageIfAvailable({ JSONEnvelope.bytes(0..<idBytes.count, in: idBytes, equal: $0) }) == true
-            {
-                id = last
-            } else {
-                id = String(decoding: idBytes, as: UTF8.self)
-                values.lastNextID = id
-            }
+            let id = values.lastNextID.string(for: idBytes)
             let sink = values.subscriptions.withStoredValue(forKey: id) { record in
                 record.sentOn == link && record.isLive ? record.sink : nil
             }

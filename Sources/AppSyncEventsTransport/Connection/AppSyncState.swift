@@ -9,8 +9,8 @@ import SubscriberCore
 final class AppSyncState: Sendable {
     struct Values {
         var subscriptions: [String: AppSyncSubscription] = [:]
-        /// The id of the last `data` frame routed (see ``AppSyncState/routeData(_:idBytes:on:)``); only a key.
-        var lastDataID: String?
+        /// The id of the last `data` frame routed (only a key: every lookup still goes through `subscriptions`).
+        var lastDataID = RecentKey()
         var nextSequence = 0
         var links: [Int: AppSyncLinkRecord] = [:]
         var primary: Int?
@@ -301,21 +301,9 @@ final class AppSyncState: Sendable {
         values.withLock { values in Self.route(payload, to: id, on: link, in: &values) }
     }
 
-    /// ``routeData(_:id:on:)`` with the id as the frame's bytes (without escapes): consecutive events mostly share
-    /// their id, so the last one's string is reused instead of building one per event.
+    /// ``routeData(_:id:on:)`` with the id as the frame's bytes (without escapes).
     func routeData(_ payload: RealtimePayload, idBytes: UnsafeBufferPointer<UInt8>, on link: Int) -> SubscriptionSink? {
-        values.withLock { values in
-            let id: String
-            if let last = values.lastDataID,
-                last.utf8.withContiguousStorageIfAvailable({ JSONEnvelope.bytes(0..<idBytes.count, in: idBytes, equal: $0) }) == true
-            {
-                id = last
-            } else {
-                id = String(decoding: idBytes, as: UTF8.self)
-                values.lastDataID = id
-            }
-            return Self.route(payload, to: id, on: link, in: &values)
-        }
+        values.withLock { values in Self.route(payload, to: values.lastDataID.string(for: idBytes), on: link, in: &values) }
     }
 
     /// The record is read where it is stored, not copied out (a copy retains and releases all it holds, per event).
