@@ -1,4 +1,6 @@
 import ArgumentParser
+import NIOCore
+import NIOPosix
 import Foundation
 
 /// The `vortex-realtime` command: tools around the VortexRealtime transports.
@@ -20,6 +22,11 @@ struct VortexRealtime: AsyncParsableCommand {
         StandardStreams.prepare()
         do {
             var command = try parseAsRoot()
+            if command is ServeCommand {
+                // The server alone: its request handlers and writers then run on the event loops that do its I/O,
+                // instead of waking a thread of Swift's own pool for each hand-off (several per event).
+                NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+            }
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
