@@ -1,7 +1,7 @@
 import ArgumentParser
+import Foundation
 import NIOCore
 import NIOPosix
-import Foundation
 
 /// The `vortex-realtime` command: tools around the VortexRealtime transports.
 @main
