@@ -28,8 +28,13 @@ public struct GraphQLTransportConfiguration: Sendable {
     /// Events buffered per subscription for a slow consumer before the newest are dropped; every drop is reported in
     /// the stream as `SubscriptionEvent/lost(_:)`. Default 1024.
     public var subscriptionBufferLimit = 1024
-    /// Builds the `connection_init` payload (a JSON object text) from fresh credentials, for every attempt.
-    /// Default: `{"Authorization":"<token>"}` for tokens, `{"x-api-key":"<key>"}` for API keys.
+    /// Builds the `connection_init` payload (a JSON object text) for every connection attempt, from the credentials
+    /// the ``AuthSession`` gave for that attempt (`forceRefresh: true` after a 4403). Default:
+    /// `{"Authorization":"<token>"}` for tokens, `{"x-api-key":"<key>"}` for API keys.
+    ///
+    /// graphql-transport-ws carries credentials only here: the server sees a token once, at connect, and an open link
+    /// outlives it. Revoking a token therefore takes the server closing the link (4401 or 4403); the client asks for
+    /// credentials again at its next connect.
     public var connectionPayload: @Sendable (AuthCredentials) -> String = GraphQLTransportConfiguration.defaultConnectionPayload
 
     /// Creates a configuration; throws `RealtimeError/invalidEndpoint(_:)` for a URL that is not `wss://`

@@ -51,9 +51,10 @@ struct AppSyncProtocolTests {
         let second = try await AppSyncHarness.expectSubscribe(on: connection, channel: "vortex-app/user/u-2/roleChanged")
         connection.emit(#"{"type":"subscribe_success","id":"\#(first)"}"#)
         connection.emit(
-            #"{"type":"subscribe_error","id":"\#(second)","errors":[{"errorType":"UnauthorizedException","message":"not yours"}]}"#)
+            #"{"type":"subscribe_error","id":"\#(second)","errors":[{"errorType":"BadRequestException","message":"Invalid Channel Format"}]}"#
+        )
         guard case .failed(let error) = try await bad.ending() else { Issue.record("the rejected stream must fail"); return }
-        #expect(error as? RealtimeError == .subscriptionRejected(errorType: "UnauthorizedException", message: "not yours"))
+        #expect(error as? RealtimeError == .subscriptionRejected(errorType: "BadRequestException", message: "Invalid Channel Format"))
         #expect(try await good.next() == .live)
         connection.emit(AppSyncHarness.dataFrame(id: first, event: #"{"reason":"x"}"#))
         #expect(try await good.next() == .payload(RealtimePayload(json: Data(#"{"reason":"x"}"#.utf8))))

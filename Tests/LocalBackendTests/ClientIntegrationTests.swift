@@ -78,7 +78,10 @@ struct ClientIntegrationTests {
             #expect(
                 error as? RealtimeError
                     == .subscriptionRejected(
-                        errorType: "UnauthorizedException", message: "You are not authorized to use channel vortex-app/user/u-2/*"))
+                        errorType: "UnauthorizedException",
+                        message:
+                            "channel vortex-app/user/u-2/* refused after refreshing credentials: You are not authorized to use channel vortex-app/user/u-2/*"
+                    ))
             await backend.server.bus.publish(DomainEvent(kind: .roleChanged, userId: "u-1", payload: ["reason": "x"]))
             await backend.server.bus.publish(DomainEvent(kind: .roleChanged, userId: "u-2", payload: ["reason": "y"]))
             let payload = try await nextPayload(own)
@@ -190,7 +193,8 @@ struct ClientIntegrationTests {
             let client = transport(backend, auth)
             let probe = SubscriptionProbe(await client.subscribe(.channel("vortex-app/user/u-1/tokenRevoked")))
             try await expectLive(probe)
-            #expect(auth.credentialRequests == [false, true])
+            // Connect, refused; connect again with forceRefresh; then the subscribe's own request.
+            #expect(auth.credentialRequests == [false, true, false])
             await client.disconnect()
         }
     }

@@ -36,7 +36,8 @@ public actor AppSyncEventsTransport: RealtimeTransport {
     /// Creates a transport. Nothing connects until the first subscribe or publish.
     /// - Parameters:
     ///   - configuration: endpoint, timeouts, policies.
-    ///   - auth: asked for sign-in state and fresh credentials before every connection attempt.
+    ///   - auth: asked for sign-in state and credentials before every connection attempt and for every batch of
+    ///     subscribes and publishes (so it should cache; see `JWTTokenCache`).
     ///   - connector: the WebSocket implementation. Default `URLSessionWebSocketConnector` (Apple platforms; on Linux it
     ///     fails at connect with `unsupportedPlatform`: pass `NIOWebSocketConnector()` from `WebSocketNIO`, as
     ///     Composition does).
@@ -67,7 +68,11 @@ public actor AppSyncEventsTransport: RealtimeTransport {
 
     // MARK: RealtimeTransport
 
-    /// Subscribes to an AppSync Events channel (wildcards allowed as a final `/*`).
+    /// Subscribes to an AppSync Events channel (wildcards allowed as a final `/*`). The `subscribe` is authorized with
+    /// credentials asked for when it is sent (again at every reconnect). Refused as unauthorized, it is sent once more
+    /// with refreshed credentials; refused again, only this stream ends, with
+    /// `RealtimeError/subscriptionRejected(errorType:message:)` naming the channel: the connection and every other
+    /// subscription on it carry on.
     public func subscribe(_ request: SubscriptionRequest) -> AsyncThrowingStream<SubscriptionEvent, any Error> {
         guard case .channel(let rawChannel) = request.topic else {
             return Self.failedStream(.unsupported("AppSync Events subscribes to channels, not GraphQL operations"))
@@ -88,16 +93,16 @@ public actor AppSyncEventsTransport: RealtimeTransport {
         return stream
     }
 
-    /// Publishes 1 to 5 events (each at most 240 KB of JSON) to a channel, over the configured route.
+    /// Publishes 1 to 5 events (each at most 240 KB of JSON) to a channel, over the configured route, authorized with
+    /// credentials asked for now. Refused as unauthorized, it is sent once more with refreshed credentials; refused
+    /// again, it throws `RealtimeError/publishRejected(errorType:message:)` naming the channel. A WebSocket publish
+    /// shares the subscriptions' connection, which a refusal never closes.
     public func publish(_ request: PublishRequest) async throws -> PublishResult {
         let channel = try ChannelName.validate(request.channel, for: .publish)
         try AppSyncPublishLimits.validate(request.events)
         switch configuration.publishRoute {
         case .http:
-            let credentials = try await auth.credentials(forceRefresh: false)
-            let authorizer = AppSyncAuthorizer(
-                endpoint: configuration.endpoint, credentials: credentials, now: { [wallClock] in wallClock.now() })
-            return try await httpPublisher.publish(channel: channel, events: request.events, authorizer: authorizer)
+            return try await httpPublisher.publish(channel: channel, events: request.events, auth: auth, wallClock: wallClock)
         case .webSocket:
             return try await publishOverWebSocket(channel: channel, events: request.events)
         }
@@ -130,8 +135,8 @@ public actor AppSyncEventsTransport: RealtimeTransport {
         if let run, !run.task.isCancelled, !run.state.stopped { return run.state }
         let (requests, continuation) = AsyncStream<SupervisorRequest>.makeStream(bufferingPolicy: .unbounded)
         let state = AppSyncState(
-            wallClock: wallClock, margin: configuration.gapSafetyMargin, rotationTimeout: configuration.rotationTimeout,
-            states: states, requests: continuation, logger: logger)
+            auth: auth, endpoint: configuration.endpoint, wallClock: wallClock, margin: configuration.gapSafetyMargin,
+            rotationTimeout: configuration.rotationTimeout, states: states, requests: continuation, logger: logger)
         let links = AppSyncLinks(state: state, configuration: configuration, wallClock: wallClock, logger: logger)
         // The transport's one task: the supervisor scope, which owns every link. Cancelled and awaited by disconnect().
         var rotateAfter: Duration?
@@ -185,9 +190,10 @@ struct AppSyncLinks: SupervisedTransport {
     var wantsConnection: Bool { state.wantsConnection }
 
     func makeLink(id: Int, credentials: AuthCredentials, role: LinkRole) -> (WebSocketRequest, any LinkDriver) {
+        // These credentials authorize the connection only; every subscribe and publish on it asks for its own.
         let authorizer = AppSyncAuthorizer(
             endpoint: configuration.endpoint, credentials: credentials, now: { [wallClock] in wallClock.now() })
-        state.linkCreated(id, authorizer: authorizer)
+        state.linkCreated(id)
         let request = WebSocketRequest(url: configuration.endpoint.realtimeURL, subprotocols: authorizer.subprotocols())
         let driver = AppSyncLinkDriver(id: id, state: state, defaultKeepAliveTimeout: configuration.defaultKeepAliveTimeout, logger: logger)
         return (request, driver)

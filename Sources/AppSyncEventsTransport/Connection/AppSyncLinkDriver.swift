@@ -42,7 +42,7 @@ struct AppSyncLinkDriver: LinkDriver {
         withBytes(message) { handle($0) }
     }
 
-    func pendingMessages() -> [WebSocketMessage] { state.pendingMessages(on: id) }
+    func pendingMessages() async -> [WebSocketMessage] { await state.pendingMessages(on: id) }
 
     func pingMessage() -> WebSocketMessage? { nil }
 
@@ -180,7 +180,7 @@ struct AppSyncLinkDriver: LinkDriver {
         case "subscribe_error":
             guard let messageID else { return .handled }
             let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: frame), type: type)
-            state.subscriptionRejected(messageID, error: error.subscriptionError)
+            state.subscriptionRejected(messageID, error, on: id)
         case "unsubscribe_success", "unsubscribe_error":
             if let messageID { state.unsubscribed(messageID, on: id) }
         case "publish_success":
@@ -198,7 +198,7 @@ struct AppSyncLinkDriver: LinkDriver {
         case "publish_error":
             guard let messageID else { return .handled }
             let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: frame), type: type)
-            state.completePublish(messageID, .failure(.publishRejected(errorType: error.errorType, message: error.message)))
+            state.publishRejected(messageID, error)
         case "broadcast_error":
             let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: frame), type: type)
             logger.warning("broadcast_error", metadata: ["errorType": "\(error.errorType)"])
@@ -214,9 +214,9 @@ struct AppSyncLinkDriver: LinkDriver {
         case "error":
             let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: frame), type: type)
             if let messageID, state.isPublish(messageID) {
-                state.completePublish(messageID, .failure(.publishRejected(errorType: error.errorType, message: error.message)))
+                state.publishRejected(messageID, error)
             } else if let messageID, state.isPendingSubscription(messageID) {
-                state.subscriptionRejected(messageID, error: error.subscriptionError)
+                state.subscriptionRejected(messageID, error, on: id)
             } else {
                 logger.warning("server error", metadata: ["errorType": "\(error.errorType)", "message": "\(error.message ?? "")"])
             }

@@ -25,6 +25,10 @@ final class AppSyncState: Sendable {
 
     let values = Locked(Values())
     private let stopFlag = Locked(false)
+    /// Asked for credentials for every batch of subscribes and publishes a link sends.
+    let auth: any AuthSession
+    /// Whose HTTP host goes into every authorization object.
+    let endpoint: AppSyncEndpoint
     let wallClock: WallClock
     let margin: TimeInterval
     let rotationTimeout: Duration
@@ -33,9 +37,11 @@ final class AppSyncState: Sendable {
     let logger: Logger
 
     init(
-        wallClock: WallClock, margin: Duration, rotationTimeout: Duration, states: ConnectionStateBroadcaster,
-        requests: AsyncStream<SupervisorRequest>.Continuation, logger: Logger
+        auth: any AuthSession, endpoint: AppSyncEndpoint, wallClock: WallClock, margin: Duration, rotationTimeout: Duration,
+        states: ConnectionStateBroadcaster, requests: AsyncStream<SupervisorRequest>.Continuation, logger: Logger
     ) {
+        self.auth = auth
+        self.endpoint = endpoint
         self.wallClock = wallClock
         self.margin = margin.timeInterval
         self.rotationTimeout = rotationTimeout
@@ -134,7 +140,8 @@ final class AppSyncState: Sendable {
 
     func addPublish(id: String, channel: String, events: [String], reply: OneShotSignal<Result<PublishResult, RealtimeError>>) {
         update { values, effects in
-            values.publishes[id] = AppSyncPendingPublish(channel: channel, events: events, reply: reply)
+            values.publishes[id] = AppSyncPendingPublish(channel: channel, events: events, sequence: values.nextSequence, reply: reply)
+            values.nextSequence += 1
             if let primary = values.primary, let control = values.links[primary]?.control { effects.append(.wake(control)) }
             effects.append(.request(.demandChanged))
         }
@@ -150,8 +157,8 @@ final class AppSyncState: Sendable {
 
     // MARK: Links
 
-    func linkCreated(_ id: Int, authorizer: AppSyncAuthorizer) {
-        values.withLock { $0.links[id] = AppSyncLinkRecord(authorizer: authorizer) }
+    func linkCreated(_ id: Int) {
+        values.withLock { $0.links[id] = AppSyncLinkRecord() }
     }
 
     /// A link was acknowledged: the first (or a reconnect) becomes primary; during a rotation it is the target.
@@ -181,55 +188,6 @@ final class AppSyncState: Sendable {
         }
     }
 
-    /// What link `id` must send now.
-    func pendingMessages(on id: Int) -> [WebSocketMessage] {
-        let (authorizer, subscribes, unsubscribes, publishes):
-            (AppSyncAuthorizer?, [(String, String)], [String], [(String, String, [String])]) =
-                values.withLock { values in
-                    guard var link = values.links[id], link.control != nil else { return (nil, [], [], []) }
-                    let isPrimary = values.primary == id
-                    let isTarget = values.rotation?.to == id
-                    var subscribes: [(String, String)] = []
-                    for record in values.subscriptions.values.sorted(by: { $0.sequence < $1.sequence })
-                    where !link.subscribed.contains(record.id)
-                        && ((isPrimary && record.deliveringOn == id) || (isTarget && record.rotationTarget == id))
-                    {
-                        subscribes.append((record.id, record.channel))
-                        link.subscribed.insert(record.id)
-                    }
-                    let unsubscribes = link.unsubscribeQueue
-                    for unsubscribed in unsubscribes { link.subscribed.remove(unsubscribed) }
-                    link.unsubscribeQueue = []
-                    var publishes: [(String, String, [String])] = []
-                    if isPrimary {
-                        for (publishID, publish) in values.publishes where publish.sentOn == nil {
-                            values.publishes[publishID]?.sentOn = id
-                            publishes.append((publishID, publish.channel, publish.events))
-                        }
-                    }
-                    values.links[id] = link
-                    return (link.authorizer, subscribes, unsubscribes, publishes)
-                }
-        guard let authorizer else { return [] }
-        var messages: [WebSocketMessage] = []
-        for (subscriptionID, channel) in subscribes {
-            let body = AppSyncOutboundMessage.subscribeSigningBody(channel: channel)
-            messages.append(
-                .text(
-                    AppSyncOutboundMessage.subscribe(
-                        id: subscriptionID, channel: channel, authorization: authorizer.authorization(body: body))))
-        }
-        for subscriptionID in unsubscribes { messages.append(.text(AppSyncOutboundMessage.unsubscribe(id: subscriptionID))) }
-        for (publishID, channel, events) in publishes {
-            let body = AppSyncOutboundMessage.publishBody(channel: channel, events: events)
-            messages.append(
-                .text(
-                    AppSyncOutboundMessage.publish(
-                        id: publishID, channel: channel, events: events, authorization: authorizer.authorization(body: body))))
-        }
-        return messages
-    }
-
     /// The primary link reached its rotation lead: open a replacement.
     func rotationDue(from id: Int) {
         update { values, effects in
@@ -245,6 +203,7 @@ final class AppSyncState: Sendable {
         update { values, effects in
             values.links.removeValue(forKey: id)
             failPublishes(sentOn: id, report: report, &values, &effects)
+            for (publishID, publish) in values.publishes where publish.claimedBy == id { values.publishes[publishID]?.claimedBy = nil }
             if let rotation = values.rotation, rotation.from != id, rotation.to == id || rotation.to == nil {
                 // The replacement failed: keep the old connection (the service ends it at its maximum duration).
                 logger.warning("rotation could not open a new connection; keeping the old one", metadata: ["reason": "\(report.end)"])
@@ -344,12 +303,14 @@ final class AppSyncState: Sendable {
             guard var record = values.subscriptions[id] else { return }
             if record.rotationTarget == link {
                 record.rotationLive = true
+                record.authRefusals = 0
                 values.subscriptions[id] = record
                 rotationProgress(&values, &effects)
                 return
             }
             guard record.deliveringOn == link, !record.isLive else { return }
             record.isLive = true
+            record.authRefusals = 0
             if let start = record.interruptedAt {
                 record.interruptedAt = nil
                 effects.append(.yield(record.sink, .resumed(gap: GapWindow(start: start, end: wallClock.now()))))
@@ -361,12 +322,53 @@ final class AppSyncState: Sendable {
         }
     }
 
-    func subscriptionRejected(_ id: String, error: RealtimeError) {
+    /// The server refused subscription `id` on `link` (`subscribe_error`, or `error` before it was live). Refused as
+    /// unauthorized for the first time since it was last live, it is sent again on that link with refreshed
+    /// credentials; otherwise only this subscription fails (the link and its siblings carry on).
+    func subscriptionRejected(_ id: String, _ error: AppSyncServerError, on link: Int) {
         update { values, effects in
-            guard let record = values.subscriptions.removeValue(forKey: id) else { return }
-            logger.warning("subscription rejected", metadata: ["channel": "\(record.channel)", "error": "\(error)"])
-            effects.append(.finish(record.sink, error))
+            guard var record = values.subscriptions[id] else { return }
+            if error.isAuthFailure && record.authRefusals == 0 {
+                logger.info(
+                    "subscription refused as unauthorized; retrying once with refreshed credentials",
+                    metadata: ["channel": "\(record.channel)", "errorType": "\(error.errorType)"])
+                record.authRefusals += 1
+                values.subscriptions[id] = record
+                // The server holds nothing for this id: the next batch subscribes it again (same id), forcing a refresh.
+                values.links[link]?.subscribed.remove(id)
+                if let control = values.links[link]?.control { effects.append(.wake(control)) }
+                return
+            }
+            values.subscriptions[id] = nil
+            let failure = error.isAuthFailure ? error.refusedAfterRefresh(.subscribe, channel: record.channel) : error.subscriptionError
+            logger.warning("subscription rejected", metadata: ["channel": "\(record.channel)", "error": "\(failure)"])
+            effects.append(.finish(record.sink, failure))
             rotationProgress(&values, &effects)
+            closeIfIdle(&values, &effects)
+        }
+    }
+
+    /// The server refused publish `id` as a whole (`publish_error`, or `error` for a publish). Refused as unauthorized
+    /// for the first time, it is sent again with refreshed credentials; otherwise it fails.
+    func publishRejected(_ id: String, _ error: AppSyncServerError) {
+        update { values, effects in
+            guard var publish = values.publishes[id] else { return }
+            if error.isAuthFailure && publish.authRefusals == 0 {
+                logger.info(
+                    "publish refused as unauthorized; retrying once with refreshed credentials",
+                    metadata: ["channel": "\(publish.channel)", "errorType": "\(error.errorType)"])
+                publish.authRefusals += 1
+                publish.sentOn = nil
+                values.publishes[id] = publish
+                if let primary = values.primary, let control = values.links[primary]?.control { effects.append(.wake(control)) }
+                return
+            }
+            values.publishes[id] = nil
+            let failure =
+                error.isAuthFailure
+                ? error.refusedAfterRefresh(.publish, channel: publish.channel)
+                : RealtimeError.publishRejected(errorType: error.errorType, message: error.message)
+            effects.append(.reply(publish.reply, .failure(failure)))
             closeIfIdle(&values, &effects)
         }
     }

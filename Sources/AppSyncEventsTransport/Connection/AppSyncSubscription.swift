@@ -15,6 +15,9 @@ struct AppSyncSubscription {
     var everLive = false
     /// When the subscription stopped being live: the last frame of the lost link, minus the safety margin.
     var interruptedAt: Date?
+    /// Refused as unauthorized since it was last live (0 or 1): the retry is sent with refreshed credentials, and a
+    /// second refusal fails the subscription.
+    var authRefusals = 0
 
     // Rotation: the replacement link, whether the subscription is confirmed there, and what it received there before
     // the cut-over.
@@ -44,8 +47,14 @@ struct AppSyncSubscription {
 struct AppSyncPendingPublish {
     let channel: String
     let events: [String]
-    /// The link it was sent on; `nil` while waiting for an acknowledged link.
+    /// Sends publishes in the order they were asked for.
+    let sequence: Int
+    /// The link whose writer is fetching credentials for it; `nil` otherwise.
+    var claimedBy: Int?
+    /// The link it was sent on; `nil` while waiting for an acknowledged link (or for credentials).
     var sentOn: Int?
+    /// Refused as unauthorized so far (0 or 1): the retry is sent with refreshed credentials; a second refusal is final.
+    var authRefusals = 0
     let reply: OneShotSignal<Result<PublishResult, RealtimeError>>
 }
 
@@ -57,8 +66,9 @@ struct AppSyncRotation {
 }
 
 /// One link of the transport, as its state sees it.
+///
+/// It holds no credentials: every subscribe and publish is authorized with credentials asked for when it is sent.
 struct AppSyncLinkRecord {
-    let authorizer: AppSyncAuthorizer
     var control: LinkControl?
     /// Subscribe messages sent on this link.
     var subscribed: Set<String> = []

@@ -43,6 +43,19 @@ public struct AppSyncServerError: Sendable, Equatable, Decodable {
         errors.first ?? AppSyncServerError(errorType: "UnknownError", message: "\(type) without errors")
     }
 
+    /// The error of a subscribe or publish to `channel` that the server refused as unauthorized again after the
+    /// credentials were refreshed: `subscriptionRejected` or `publishRejected` with this error type, and a message
+    /// naming the channel and the server's reason, for example
+    /// `channel vortex-app/user/u-1/roleChanged refused after refreshing credentials: Token expired`.
+    func refusedAfterRefresh(_ use: ChannelName.Use, channel: String) -> RealtimeError {
+        let reason = message.flatMap { $0.isEmpty ? nil : $0 } ?? errorType
+        let detail = "channel \(channel) refused after refreshing credentials: \(reason)"
+        switch use {
+        case .subscribe: return .subscriptionRejected(errorType: errorType, message: detail)
+        case .publish: return .publishRejected(errorType: errorType, message: detail)
+        }
+    }
+
     /// The subscription error for this entry.
     var subscriptionError: RealtimeError {
         if errorType == "MaxSubscriptionsReachedError" {

@@ -7,6 +7,13 @@ public struct AppSyncHTTPPublisher: Sendable {
     public let endpoint: AppSyncEndpoint
     private let client: any HTTPClient
 
+    /// How one `POST` went.
+    enum Outcome {
+        case published(PublishResult)
+        /// Refused as unauthorized: HTTP 401 or 403, or an auth error in the body.
+        case unauthorized(AppSyncServerError)
+    }
+
     /// Creates a publisher.
     public init(endpoint: AppSyncEndpoint, client: any HTTPClient = URLSessionHTTPClient()) {
         self.endpoint = endpoint
@@ -15,6 +22,39 @@ public struct AppSyncHTTPPublisher: Sendable {
 
     /// Publishes and returns the per-event result; a non-2xx answer throws `RealtimeError/publishRejected(errorType:message:)`.
     public func publish(channel: String, events: [String], authorizer: AppSyncAuthorizer) async throws -> PublishResult {
+        switch try await send(channel: channel, events: events, authorizer: authorizer) {
+        case .published(let result): return result
+        case .unauthorized(let error): throw RealtimeError.publishRejected(errorType: error.errorType, message: error.message)
+        }
+    }
+
+    /// Publishes with credentials asked of `auth` now; refused as unauthorized, once more with refreshed credentials
+    /// (`forceRefresh: true`). Refused again, it throws `publishRejected` naming the channel and the reason; a
+    /// signed-out session throws `signedOut`, one that cannot give credentials `sessionExpired`.
+    func publish(channel: String, events: [String], auth: any AuthSession, wallClock: WallClock) async throws -> PublishResult {
+        let channel = try ChannelName.validate(channel, for: .publish)
+        try AppSyncPublishLimits.validate(events)
+        var refusal: AppSyncServerError?
+        for forceRefresh in [false, true] {
+            let credentials: AuthCredentials
+            switch await auth.credentialsForSending(forceRefresh: forceRefresh) {
+            case .credentials(let fetched): credentials = fetched
+            case .signedOut: throw RealtimeError.signedOut
+            case .unavailable(let error): throw RealtimeError.sessionExpired("credentials unavailable to publish to \(channel): \(error)")
+            case .cancelled: throw CancellationError()
+            }
+            let authorizer = AppSyncAuthorizer(endpoint: endpoint, credentials: credentials, now: { wallClock.now() })
+            switch try await send(channel: channel, events: events, authorizer: authorizer) {
+            case .published(let result): return result
+            case .unauthorized(let error): refusal = error
+            }
+        }
+        let error = refusal ?? AppSyncServerError(errorType: "UnauthorizedException")
+        throw error.refusedAfterRefresh(.publish, channel: channel)
+    }
+
+    /// One `POST`: the result, or the auth refusal; any other failure throws.
+    func send(channel: String, events: [String], authorizer: AppSyncAuthorizer) async throws -> Outcome {
         let channel = try ChannelName.validate(channel, for: .publish)
         try AppSyncPublishLimits.validate(events)
         let body = AppSyncOutboundMessage.publishBody(channel: channel, events: events)
@@ -28,9 +68,11 @@ public struct AppSyncHTTPPublisher: Sendable {
         }
         guard (200..<300).contains(response.status) else {
             let error = AppSyncServerError.decodeErrors(from: response.body).first
-            throw RealtimeError.publishRejected(
+            let rejection = AppSyncServerError(
                 errorType: error?.errorType ?? "HTTP \(response.status)",
                 message: error?.message ?? String(decoding: response.body.prefix(300), as: UTF8.self))
+            if response.status == 401 || response.status == 403 || error?.isAuthFailure == true { return .unauthorized(rejection) }
+            throw RealtimeError.publishRejected(errorType: rejection.errorType, message: rejection.message)
         }
         struct Reply: Decodable {
             var successful: [PublishedEvent]?
@@ -38,7 +80,7 @@ public struct AppSyncHTTPPublisher: Sendable {
         }
         do {
             let reply = try JSONDecoder().decode(Reply.self, from: response.body)
-            return PublishResult(successful: reply.successful ?? [], failed: reply.failed ?? [])
+            return .published(PublishResult(successful: reply.successful ?? [], failed: reply.failed ?? []))
         } catch {
             throw RealtimeError.protocolViolation("malformed HTTP publish response: \(error)")
         }

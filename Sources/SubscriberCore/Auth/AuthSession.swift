@@ -1,12 +1,36 @@
-/// The app's authentication state, asked anew before every connection attempt (tokens expire).
+/// The app's authentication state. A transport asks it before every connection attempt and again for every batch of
+/// messages it authorizes (AppSync `subscribe`, WebSocket `publish`, HTTP publish), so a link that outlives its token
+/// keeps working: tokens expire, connections last up to 24 hours.
+///
+/// **Caching.** `credentials(forceRefresh: false)` is called often (at least once per connection attempt and per
+/// batch of subscribes and publishes), so an implementation should answer from a cache, and refresh only shortly
+/// before the token expires. For a JWT (Cognito, OIDC) the expiry is the `exp` claim of the payload, the second
+/// dot-separated part, base64url-encoded JSON: seconds since 1970. ``JWTTokenCache`` does exactly this: it keeps a
+/// token until `refreshMargin` (default 60 s) before its `exp`, and asks the app's token source again after that. A
+/// token whose expiry cannot be read is not cached.
+///
+/// **`forceRefresh`.** `true` means the server has just refused credentials this session gave out (an AppSync
+/// `connection_error`, `subscribe_error` or `publish_error` with an auth error type or "Token expired", an HTTP
+/// 401/403, a graphql-transport-ws 4403): bypass every cache and get a new token from the identity provider (with
+/// Amplify, `fetchAuthSession(options: .forceRefresh())`). Each refusal is retried once with `forceRefresh: true`; a
+/// second refusal is final: at connect every stream ends with `RealtimeError/sessionExpired(_:)`, for a subscribe or
+/// publish only that subscription or publish fails.
+///
+/// **Throwing** means no credentials can be had (the refresh token expired, the user must sign in again): at connect
+/// the transport stops with `RealtimeError/sessionExpired(_:)`; before a subscribe or publish, that subscription or
+/// publish fails with it. Return `false` from ``isSignedIn()`` once the user signed out: the transport neither
+/// reconnects nor sends new subscribes or publishes for them (those fail with `RealtimeError/signedOut`).
+///
+/// The transports never log what this returns.
 public protocol AuthSession: Sendable {
-    /// Whether the user is signed in. A transport never reconnects for a signed-out user.
+    /// Whether the user is signed in. A transport never reconnects, subscribes or publishes for a signed-out user.
     func isSignedIn() async -> Bool
 
-    /// Fresh credentials for the next connection attempt (and for subscribe/publish authorization on it).
+    /// Credentials valid now, for a connection attempt or for the batch of subscribes and publishes about to be sent.
+    /// Cache them (see ``JWTTokenCache``): this is called often.
     ///
-    /// - Parameter forceRefresh: `true` after the server rejected the previous credentials:
-    ///   refresh the token instead of returning a cached one.
+    /// - Parameter forceRefresh: `true` after the server refused the credentials this session gave out: refresh the
+    ///   token instead of returning a cached one.
     func credentials(forceRefresh: Bool) async throws -> AuthCredentials
 }
 

@@ -15,7 +15,8 @@ package final class LinkControl: Sendable {
     private let scheduleTimer: @Sendable (Duration, Int) -> Void
     private let ending: OneShotSignal<Ending>
 
-    init(
+    /// Creates a handle; the link's scope supplies what it does (tests of a transport's state supply recorders).
+    package init(
         id: Int, ending: OneShotSignal<Ending>, wakeWriter: @escaping @Sendable () -> Void,
         scheduleTimer: @escaping @Sendable (Duration, Int) -> Void
     ) {

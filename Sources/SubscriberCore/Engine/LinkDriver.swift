@@ -3,8 +3,9 @@ import Foundation
 /// The protocol half of a link: what one transport's messages mean. The engine (``LinkRunner``) owns the socket,
 /// the timers and the lifecycle; a driver only turns frames into decisions and says what to send.
 ///
-/// Every method is synchronous and called from the link's tasks (the reader calls ``handleFrame(_:)`` for each
-/// frame, on the hot path), so a driver keeps its state behind a lock, never behind an actor hop.
+/// Every method but ``pendingMessages()`` is synchronous and called from the link's tasks (the reader calls
+/// ``handleFrame(_:)`` for each frame, on the hot path), so a driver keeps its state behind a lock, never behind an
+/// actor hop.
 package protocol LinkDriver: Sendable {
     /// The messages sent as soon as the socket is open (`connection_init`).
     func handshakeMessages() -> [WebSocketMessage]
@@ -19,8 +20,13 @@ package protocol LinkDriver: Sendable {
     /// A frame once the link is open.
     func handleFrame(_ message: WebSocketMessage) -> LinkFrameStep
 
-    /// What the link's writer should send now (subscribes, unsubscribes, publishes); called after every wake.
-    func pendingMessages() -> [WebSocketMessage]
+    /// What the link's writer should send now (subscribes, unsubscribes, publishes); called after every wake, by the
+    /// writer only (never twice at once for one link).
+    ///
+    /// It may suspend (AppSync asks the ``AuthSession`` for credentials to authorize what it sends), so it must not
+    /// hold the driver's lock across a suspension, and it must return promptly once the calling task is cancelled
+    /// (the link's scope is ending), whatever the awaited call does.
+    func pendingMessages() async -> [WebSocketMessage]
 
     /// The protocol's ping, for ``LinkLiveness/clientPing(interval:timeout:)``.
     func pingMessage() -> WebSocketMessage?

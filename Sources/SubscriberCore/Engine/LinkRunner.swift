@@ -221,7 +221,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ wakes: AsyncStream<Void>, _ ended: OneShotSignal<Ended>
     ) async {
         for await _ in wakes {
-            for message in driver.pendingMessages() {
+            for message in await driver.pendingMessages() {
                 do { try await connection.send(message) } catch { return }  // the reader sees the end
             }
         }
