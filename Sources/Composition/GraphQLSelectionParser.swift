@@ -3,6 +3,16 @@ struct GraphQLSelection: Sendable, Equatable {
     var name: String
     var arguments: [String]
     var children: [GraphQLSelection]?
+    /// The arguments whose value is a variable: argument name → variable name (without `$`).
+    var argumentVariables: [String: String] = [:]
+}
+
+/// One variable the operation declares: `$name: Type = default`.
+struct GraphQLVariableDefinition: Sendable, Equatable {
+    var name: String
+    /// The declared type as written, without spaces (`String!`, `[ID!]`).
+    var type: String
+    var hasDefault: Bool
 }
 
 /// Reads the selection of a subscription document, enough to check it against a schema: operation and variable
@@ -15,6 +25,8 @@ struct GraphQLSelectionParser {
 
     private var tokens: [String]
     private var position = 0
+    /// The operation's variable definitions, read by ``parseSubscription()``.
+    private(set) var variableDefinitions: [GraphQLVariableDefinition] = []
 
     init(_ document: String) {
         var tokens: [String] = []
@@ -57,9 +69,32 @@ struct GraphQLSelectionParser {
     mutating func parseSubscription() throws(Failure) -> [GraphQLSelection] {
         guard next() == "subscription" else { throw Failure(description: "not a subscription operation") }
         if let token = peek, token != "{", token != "(" { position += 1 }  // the operation's name
-        if peek == "(" { try skipBalanced("(", ")") }
+        if peek == "(" { try parseVariableDefinitions() }
         while peek == "@" { try skipDirective() }
         return try parseSelectionSet()
+    }
+
+    /// `($name: Type = default @directive, …)`: the type's tokens are joined as written.
+    private mutating func parseVariableDefinitions() throws(Failure) {
+        try expect("(")
+        while peek != ")" {
+            try expect("$")
+            guard let name = next() else { throw Failure(description: "unterminated variable definitions") }
+            try expect(":")
+            var type = ""
+            while let token = peek, !["=", "@", "$", ")"].contains(token) {
+                type += token
+                position += 1
+            }
+            let hasDefault = peek == "="
+            if hasDefault {
+                position += 1
+                try skipValue()
+            }
+            while peek == "@" { try skipDirective() }
+            variableDefinitions.append(GraphQLVariableDefinition(name: name, type: type, hasDefault: hasDefault))
+        }
+        position += 1
     }
 
     private var peek: String? { position < tokens.count ? tokens[position] : nil }
@@ -100,19 +135,22 @@ struct GraphQLSelectionParser {
                 name = field
             }
             var arguments: [String] = []
+            var argumentVariables: [String: String] = [:]
             if peek == "(" {
                 position += 1
                 while peek != ")" {
                     guard let argument = next() else { throw Failure(description: "unterminated arguments") }
                     arguments.append(argument)
                     try expect(":")
+                    if peek == "$", position + 1 < tokens.count { argumentVariables[argument] = tokens[position + 1] }
                     try skipValue()
                 }
                 position += 1
             }
             while peek == "@" { try skipDirective() }
             let children: [GraphQLSelection]? = if peek == "{" { try parseSelectionSet() } else { nil }
-            selection.append(GraphQLSelection(name: name, arguments: arguments, children: children))
+            selection.append(
+                GraphQLSelection(name: name, arguments: arguments, children: children, argumentVariables: argumentVariables))
         }
         position += 1
         return selection

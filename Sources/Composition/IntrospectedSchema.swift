@@ -10,12 +10,91 @@ public struct IntrospectedSchema: Sendable, Equatable {
         public var arguments: [String: Bool]
         /// The named type it returns (lists and non-null unwrapped).
         public var type: String
+        /// Each argument's full type (`ID!`, `[String]`), where the schema gave it.
+        public var argumentTypes: [String: TypeReference] = [:]
+    }
+
+    /// A type as a field argument or a variable definition writes it: a named type wrapped in lists and non-null.
+    public indirect enum TypeReference: Sendable, Equatable, CustomStringConvertible {
+        /// A named type (`String`, `ID`, an enum or an input object).
+        case named(String)
+        /// A list of the wrapped type.
+        case list(TypeReference)
+        /// The wrapped type, non-null.
+        case nonNull(TypeReference)
+
+        /// Reads GraphQL type syntax (`[ID!]!`); `nil` when it is not a type.
+        public init?(parsing text: String) {
+            let text = text.filter { !$0.isWhitespace }
+            if text.hasSuffix("!") {
+                guard let inner = TypeReference(parsing: String(text.dropLast())), !inner.isNonNull else { return nil }
+                self = .nonNull(inner)
+            } else if text.hasPrefix("[") && text.hasSuffix("]") {
+                guard let inner = TypeReference(parsing: String(text.dropFirst().dropLast())) else { return nil }
+                self = .list(inner)
+            } else if let first = text.first, first == "_" || first.isLetter, text.allSatisfy({ $0 == "_" || $0.isLetter || $0.isNumber }) {
+                self = .named(text)
+            } else {
+                return nil
+            }
+        }
+
+        /// Reads an introspection type reference (`{"kind":"NON_NULL","ofType":{…}}`).
+        init?(introspection ref: [String: Any]) {
+            switch ref["kind"] as? String {
+            case "NON_NULL":
+                guard let inner = (ref["ofType"] as? [String: Any]).flatMap(TypeReference.init(introspection:)) else { return nil }
+                self = .nonNull(inner)
+            case "LIST":
+                guard let inner = (ref["ofType"] as? [String: Any]).flatMap(TypeReference.init(introspection:)) else { return nil }
+                self = .list(inner)
+            default:
+                guard let name = ref["name"] as? String else { return nil }
+                self = .named(name)
+            }
+        }
+
+        /// Whether it is non-null at the top.
+        public var isNonNull: Bool { if case .nonNull = self { true } else { false } }
+
+        /// The named type inside the wrappers.
+        public var namedType: String {
+            switch self {
+            case .named(let name): name
+            case .list(let inner), .nonNull(let inner): inner.namedType
+            }
+        }
+
+        /// Whether a variable of this type may be used where `location` is expected (the GraphQL specification's
+        /// "AreTypesCompatible": a nullable variable cannot fill a non-null argument, lists must match lists, names
+        /// must be equal).
+        public func fits(_ location: TypeReference) -> Bool {
+            switch (self, location) {
+            case (.nonNull(let variable), .nonNull(let expected)): variable.fits(expected)
+            case (_, .nonNull): false
+            case (.nonNull(let variable), _): variable.fits(location)
+            case (.list(let variable), .list(let expected)): variable.fits(expected)
+            case (.list, _), (_, .list): false
+            case (.named(let variable), .named(let expected)): variable == expected
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .named(let name): name
+            case .list(let inner): "[\(inner)]"
+            case .nonNull(let inner): "\(inner)!"
+            }
+        }
     }
 
     /// The subscription root type's name (`nil` when the schema has no subscriptions).
     public var subscriptionType: String?
     /// Object and interface types by name, with their fields.
     public var types: [String: [String: Field]]
+    /// Every type's kind by name (`SCALAR`, `ENUM`, `INPUT_OBJECT`, `OBJECT`, …); empty when the schema was built in
+    /// code without them.
+    public var kinds: [String: String] = [:]
 
     /// The introspection query this reads the answer of.
     public static let query = """
@@ -32,17 +111,21 @@ public struct IntrospectedSchema: Sendable, Equatable {
         subscriptionType = (schema["subscriptionType"] as? [String: Any])?["name"] as? String
         var byName: [String: [String: Field]] = [:]
         for type in types {
+            if let name = type["name"] as? String, let kind = type["kind"] as? String { kinds[name] = kind }
             guard let name = type["name"] as? String, let fields = type["fields"] as? [[String: Any]] else { continue }
             var members: [String: Field] = [:]
             for field in fields {
                 guard let fieldName = field["name"] as? String, let ref = field["type"] as? [String: Any] else { continue }
                 var arguments: [String: Bool] = [:]
+                var argumentTypes: [String: TypeReference] = [:]
                 for argument in field["args"] as? [[String: Any]] ?? [] {
                     guard let argumentName = argument["name"] as? String else { continue }
                     let nonNull = (argument["type"] as? [String: Any])?["kind"] as? String == "NON_NULL"
                     arguments[argumentName] = nonNull && (argument["defaultValue"] is NSNull || argument["defaultValue"] == nil)
+                    argumentTypes[argumentName] = (argument["type"] as? [String: Any]).flatMap(TypeReference.init(introspection:))
                 }
-                members[fieldName] = Field(name: fieldName, arguments: arguments, type: Self.namedType(ref) ?? "")
+                members[fieldName] = Field(
+                    name: fieldName, arguments: arguments, type: Self.namedType(ref) ?? "", argumentTypes: argumentTypes)
             }
             byName[name] = members
         }
@@ -50,9 +133,10 @@ public struct IntrospectedSchema: Sendable, Equatable {
     }
 
     /// Creates a schema directly (tests).
-    public init(subscriptionType: String?, types: [String: [String: Field]]) {
+    public init(subscriptionType: String?, types: [String: [String: Field]], kinds: [String: String] = [:]) {
         self.subscriptionType = subscriptionType
         self.types = types
+        self.kinds = kinds
     }
 
     private static func namedType(_ ref: [String: Any]) -> String? {
@@ -62,7 +146,12 @@ public struct IntrospectedSchema: Sendable, Equatable {
 
     /// Every problem of `document` against this schema: each missing operation (subscription field), argument or
     /// field named, as `Type.field` or `field(argument:)`. Empty when the document checks out.
-    public func problems(of document: String) -> [String] {
+    ///
+    /// With `supplied` (the variables the notifier will send: `userId`, `orgId`, `organizationId` as the document
+    /// declares them, all strings), the variables are checked too, each mismatch named: a required variable nobody
+    /// supplies, a declared type that cannot hold a string, a type unknown to the schema, a variable used where its
+    /// type does not fit the argument's, one used but not declared, one declared but not used.
+    public func problems(of document: String, supplied: Set<String>? = nil) -> [String] {
         let selection: [GraphQLSelection]
         var parser = GraphQLSelectionParser(document)
         do { selection = try parser.parseSubscription() } catch {
@@ -77,7 +166,72 @@ public struct IntrospectedSchema: Sendable, Equatable {
             }
             problems += check(item, field: field, parent: root)
         }
+        if let supplied {
+            problems += variableProblems(parser.variableDefinitions, selection: selection, root: root, supplied: supplied)
+        }
         return problems
+    }
+
+    private func variableProblems(
+        _ definitions: [GraphQLVariableDefinition], selection: [GraphQLSelection], root: String, supplied: Set<String>
+    ) -> [String] {
+        var problems: [String] = []
+        var declared: [String: TypeReference] = [:]
+        for definition in definitions {
+            guard let type = TypeReference(parsing: definition.type) else {
+                problems.append("variable $\(definition.name): \"\(definition.type)\" is not a type")
+                continue
+            }
+            declared[definition.name] = type
+            if supplied.contains(definition.name) {
+                if let problem = stringProblem(type) { problems.append("variable $\(definition.name): \(type) \(problem)") }
+            } else if type.isNonNull && !definition.hasDefault {
+                let known = supplied.sorted().map { "$\($0)" }.joined(separator: ", ")
+                problems.append(
+                    "variable $\(definition.name): \(type) is required, but the notifier supplies only \(known.isEmpty ? "none" : known)")
+            }
+        }
+        var used: Set<String> = []
+        func visit(_ items: [GraphQLSelection], parent: String) {
+            for item in items {
+                let field = types[parent]?[item.name]
+                for (argument, variable) in item.argumentVariables.sorted(by: { $0.key < $1.key }) {
+                    used.insert(variable)
+                    guard let type = declared[variable] else {
+                        if !definitions.contains(where: { $0.name == variable }) {
+                            problems.append("variable $\(variable): used in \(parent).\(item.name)(\(argument):) but not declared")
+                        }
+                        continue
+                    }
+                    if let expected = field?.argumentTypes[argument], !type.fits(expected) {
+                        problems.append(
+                            "variable $\(variable): declared \(type), but \(parent).\(item.name)(\(argument):) expects \(expected)")
+                    }
+                }
+                if let children = item.children, let field { visit(children, parent: field.type) }
+            }
+        }
+        visit(selection, parent: root)
+        for definition in definitions where !used.contains(definition.name) && declared[definition.name] != nil {
+            problems.append("variable $\(definition.name): declared but not used")
+        }
+        return problems
+    }
+
+    /// Why a variable of `type` cannot carry the identity string the notifier sends, or `nil` when it can.
+    private func stringProblem(_ type: TypeReference) -> String? {
+        let name = type.namedType
+        switch name {
+        case "String", "ID": return nil
+        case "Int", "Float", "Boolean": return "cannot hold the identity the notifier sends (a string)"
+        default:
+            guard !kinds.isEmpty else { return nil }
+            switch kinds[name] {
+            case nil: return "is not a type of the schema"
+            case "SCALAR": return nil  // a custom scalar: the server decides what it accepts
+            case let kind?: return "is an \(kind.lowercased().replacingOccurrences(of: "_", with: " ")), which cannot hold a string"
+            }
+        }
     }
 
     private func check(_ item: GraphQLSelection, field: Field, parent: String) -> [String] {

@@ -53,19 +53,29 @@ extension RealtimeConfiguration {
                 }
                 current.merge(nested) { $1 }
                 merged[key] = current
+            } else if key == CodingKeys.graphQLConnectionPayload.rawValue, value is [String: Any] {
+                // The template may be written as the object itself; it is kept as JSON text.
+                let text = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
+                merged[key] = text.map { String(decoding: $0, as: UTF8.self) }
             } else {
                 merged[key] = value
             }
         }
+        let decoded: RealtimeConfiguration
         do {
             let data = try JSONSerialization.data(withJSONObject: merged)
-            return try JSONDecoder().decode(RealtimeConfiguration.self, from: data)
+            decoded = try JSONDecoder().decode(RealtimeConfiguration.self, from: data)
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.dataCorrupted(context) {
             let key = context.codingPath.map(\.stringValue).joined(separator: ".")
             throw ConfigurationError(["\(source): \"\(key)\" has the wrong type or value (\(context.debugDescription))"])
         } catch {
             throw ConfigurationError(["\(source): \(error)"])
         }
+        // A bad connection_init template is named with its source at once (validate() names the key again later).
+        if object[CodingKeys.graphQLConnectionPayload.rawValue] != nil {
+            do { _ = try decoded.connectionPayloadTemplate() } catch { throw ConfigurationError(error.problems.map { "\(source): \($0)" }) }
+        }
+        return decoded
     }
 
     /// Applies `VORTEX_REALTIME_*` variables.
@@ -121,6 +131,13 @@ extension RealtimeConfiguration {
         if let seconds = number("VORTEX_REALTIME_BACKGROUND_GRACE") { configuration.backgroundGraceSeconds = seconds }
         if let seconds = number("VORTEX_REALTIME_SWITCH_TIMEOUT") { configuration.switchTimeoutSeconds = seconds }
         if let seconds = number("VORTEX_REALTIME_NETWORK_ERROR_AFTER") { configuration.networkErrorAfterSeconds = seconds }
+        if let text = value("VORTEX_REALTIME_GRAPHQL_CONNECTION_PAYLOAD") {
+            // Checked here to name the variable; the value is not echoed (a template should hold no secret, but may).
+            do { _ = try ConnectionPayloadTemplate(text) } catch {
+                problems += error.problems.map { "VORTEX_REALTIME_GRAPHQL_CONNECTION_PAYLOAD: \($0)" }
+            }
+            configuration.graphQLConnectionPayload = text
+        }
         if let text = value("VORTEX_REALTIME_FAILOVER") {
             switch text.lowercased() {
             case "on", "true", "1": configuration.failover.enabled = true
@@ -185,6 +202,7 @@ extension RealtimeConfiguration {
             }
             if !operation.query.contains("subscription") { problems.append("graphQLOperations.\(key): query must be a subscription") }
         }
+        do { _ = try connectionPayloadTemplate() } catch { problems += error.problems }
         if failover.enabled {
             if failover.unhealthyAfterSeconds <= 0 { problems.append("failover.unhealthyAfterSeconds: must be positive") }
             if failover.maxFailures < 1 { problems.append("failover.maxFailures: at least 1") }

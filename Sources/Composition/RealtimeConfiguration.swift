@@ -65,6 +65,11 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
     /// The app's own GraphQL operation per upstream (`device`, `organization`, `archive`, `role`, `revoke`), replacing
     /// the default documents for a legacy server whose schema differs. Check them with `vortex-realtime preflight`.
     public var graphQLOperations: [String: GraphQLOperationConfiguration]?
+    /// The GraphQL `connection_init` payload as a JSON object template with `${token}` / `${apiKey}` placeholders
+    /// (``ConnectionPayloadTemplate``), for a legacy server that expects another shape than `{"Authorization":…}`;
+    /// `nil`: the transport's default. A file may give it as an object or as JSON text.
+    /// Env `VORTEX_REALTIME_GRAPHQL_CONNECTION_PAYLOAD` (JSON text).
+    public var graphQLConnectionPayload: String?
     /// Automatic failover to the other transport (off by default).
     public var failover = FailoverConfiguration()
 
@@ -76,6 +81,7 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
         case maxConnectionDurationSeconds, graphQLPingIntervalSeconds, graphQLPongTimeoutSeconds, bufferLimit, bufferOverflow,
             backgroundGraceSeconds
         case switchTimeoutSeconds, networkErrorAfterSeconds, graphQLOperations, failover
+        case graphQLConnectionPayload
     }
 
     /// One app-supplied GraphQL operation. The notifier adds the variables `userId`, `orgId` and `organizationId` the

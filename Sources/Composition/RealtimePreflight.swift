@@ -6,9 +6,12 @@ import SubscriberCore
 
 /// Checks, before a rollback or a flip, that a server can serve every upstream the notifier will ask of it:
 ///
-/// - **GraphQL:** reads the server's schema by introspection (over graphql-transport-ws, with the app's credentials)
-///   and checks every document the notifier would send — the configured ``RealtimeConfiguration/graphQLOperations``,
-///   or the default documents — naming each missing operation, argument or field;
+/// - **GraphQL:** connects with the configured `connection_init` payload (``RealtimeConfiguration/graphQLConnectionPayload``
+///   or the default) and reports `connection_ack` or the refusal with its close code; then reads the server's schema
+///   by introspection and checks every document the notifier would send — the configured
+///   ``RealtimeConfiguration/graphQLOperations``, or the default documents — naming each missing operation, argument
+///   or field, and each variable whose declared type does not fit the argument or cannot hold what the notifier
+///   sends;
 /// - **AppSync Events:** subscribes the five channels of the user and confirms each one subscribes.
 ///
 /// `vortex-realtime preflight` runs it and exits 0 only when ``PreflightReport/passed``.
@@ -61,46 +64,83 @@ public struct RealtimePreflight: Sendable {
         return NotifierUpstream.allCases.map { ($0, configured[$0] ?? LegacyGraphQLDocuments.operation(for: $0)) }
     }
 
+    /// The variables the notifier supplies to a document that declares them (`GraphQLOperation/withIdentity`).
+    public var suppliedVariables: Set<String> {
+        organizationId == nil ? ["userId"] : ["userId", "orgId", "organizationId"]
+    }
+
     private func checkGraphQL() async -> PreflightReport {
+        let acknowledged = Locked<Bool?>(nil)
         let schema: IntrospectedSchema
         do {
-            schema = try await withTimeout("introspection") { try await introspect() }
+            schema = try await withTimeout("connection_ack and the schema") { try await introspect(acknowledged: acknowledged) }
         } catch {
-            return PreflightReport(transport: "graphql", checks: [.init(name: "introspection", problems: ["\(error)"])])
+            // The connection_init check is reported apart: a refused payload is a configuration fault of its own.
+            guard acknowledged.withLock({ $0 }) == true else {
+                let problem = acknowledged.withLock({ $0 }) == false ? "\(error)" : "no connection_ack: \(error)"
+                return PreflightReport(transport: "graphql", checks: [.init(name: "connection_init", problems: [problem])])
+            }
+            return PreflightReport(
+                transport: "graphql",
+                checks: [.init(name: "connection_init", problems: []), .init(name: "introspection", problems: ["\(error)"])])
         }
-        var checks = [PreflightReport.Check(name: "introspection", problems: [])]
+        var checks = [PreflightReport.Check(name: "connection_init", problems: []), .init(name: "introspection", problems: [])]
         for (upstream, operation) in graphQLDocuments() {
-            checks.append(.init(name: upstream.rawValue, problems: schema.problems(of: operation.query)))
+            checks.append(.init(name: upstream.rawValue, problems: schema.problems(of: operation.query, supplied: suppliedVariables)))
         }
         return PreflightReport(transport: "graphql", checks: checks)
     }
 
-    private func introspect() async throws -> IntrospectedSchema {
+    /// Connects with the configured `connection_init` payload and reads the schema; `acknowledged` becomes `true` on
+    /// `connection_ack`, `false` when the server refused the payload (the error then names the close code).
+    private func introspect(acknowledged: Locked<Bool?>) async throws -> IntrospectedSchema {
         guard let endpoint = configuration.graphQLEndpoint else { throw ConfigurationError(["graphQLEndpoint: required"]) }
         let settings = try GraphQLTransportConfiguration(endpoint)
         let credentials = try await auth.credentials(forceRefresh: false)
-        let payload = settings.connectionPayload(credentials)
+        let payload = try configuration.connectionPayloadBuilder(logger: logger)(credentials)
         let request = WebSocketRequest(url: settings.url, subprotocols: ["graphql-transport-ws"])
         // The scope closes the connection (1000) when reading the schema returns or throws.
-        return try await connector.withConnection(request) { connection in
-            try await Self.readSchema(from: connection, payload: payload)
-        }.value
+        let result: WebSocketScopeResult<IntrospectedSchema?>
+        do {
+            result = try await connector.withConnection(request) { connection in
+                try await Self.readSchema(from: connection, payload: payload, acknowledged: acknowledged)
+            }
+        } catch let error as WebSocketSeamError {
+            acknowledged.withLock { $0 = false }
+            throw PreflightFailure("the connection failed before connection_init: \(error)")
+        }
+        if let schema = result.value { return schema }
+        let close = result.close
+        if acknowledged.withLock({ $0 }) == true {
+            throw PreflightFailure("the server closed the connection before answering the introspection (close \(close.effectiveCode))")
+        }
+        acknowledged.withLock { $0 = false }
+        let reason = close.reason.isEmpty ? "" : " \(close.reason)"
+        throw PreflightFailure(
+            "refused: the server closed the connection with \(close.effectiveCode)\(reason) instead of connection_ack (check graphQLConnectionPayload and the credentials)"
+        )
     }
 
-    private static func readSchema(from connection: any WebSocketConnection, payload: String) async throws -> IntrospectedSchema {
+    /// The schema, or `nil` when the connection ended first (the caller reads the close code).
+    private static func readSchema(
+        from connection: any WebSocketConnection, payload: String, acknowledged: Locked<Bool?>
+    ) async throws -> IntrospectedSchema? {
         try await connection.send(.text(#"{"type":"connection_init","payload":\#(payload)}"#))
-        var acknowledged = false
         while true {
             switch try await connection.receive() {
             case nil:
-                throw PreflightFailure(acknowledged ? "the server closed the connection" : "connection refused")
+                return nil
             case let message?:
                 let object = Self.object(message)
                 switch object?["type"] as? String {
                 case "connection_ack":
-                    acknowledged = true
+                    acknowledged.withLock { $0 = true }
                     let query = JSONString.sortedStringObject(["query": IntrospectedSchema.query])
                     try await connection.send(.text(#"{"type":"subscribe","id":"preflight","payload":\#(query)}"#))
+                case "connection_error":
+                    // subscriptions-transport-ws servers refuse this way instead of closing.
+                    acknowledged.withLock { $0 = false }
+                    throw PreflightFailure("refused: connection_error \(Self.text(object?["payload"]))")
                 case "ping":
                     try await connection.send(.text(#"{"type":"pong"}"#))
                 case "next":

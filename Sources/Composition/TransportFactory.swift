@@ -50,6 +50,7 @@ public struct TransportFactory: Sendable {
             settings.pingInterval = configuration.graphQLPingIntervalSeconds.map { .seconds($0) }
             settings.pongTimeout = .seconds(configuration.graphQLPongTimeoutSeconds)
             settings.subscriptionBufferLimit = configuration.bufferLimit
+            settings.connectionPayload = try configuration.connectionPayloadBuilder(logger: logger)
             return GraphQLTransport(
                 configuration: settings, auth: auth, connector: connector, clock: clock, wallClock: wallClock, logger: logger)
         }

@@ -21,12 +21,14 @@ public struct EmbeddedDrillBackend: DrillBackend {
     public let endpoints: LocalBackendEndpoints
     private let secret: String
 
-    /// Starts a backend with a random JWT secret and the admin endpoints.
-    public static func start() async throws -> EmbeddedDrillBackend {
+    /// Starts a backend with a random JWT secret, `directory` (default: the sample users) and, unless `admin` is
+    /// false, the admin endpoints (the drill publishes in-process either way).
+    public static func start(directory: UserDirectory = .sample, admin: Bool = true) async throws -> EmbeddedDrillBackend {
         let secret = (0..<4).map { _ in UUID().uuidString }.joined()
         var configuration = LocalBackendConfiguration()
         configuration.jwtSecret = secret
-        configuration.admin = true
+        configuration.admin = admin
+        configuration.directory = directory
         let server = LocalBackendServer(configuration: configuration)
         let endpoints = try await server.start()
         return EmbeddedDrillBackend(server: server, endpoints: endpoints, secret: secret)

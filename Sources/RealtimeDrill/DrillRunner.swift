@@ -5,62 +5,116 @@ import LocalBackend
 import Logging
 import SubscriberCore
 
-/// Runs the parity check and the rollback drill against a backend.
+/// Runs preflight, the parity check and the rollback drill against a backend, as `vortex-realtime drill` and `demo` do.
+///
+/// With the `admin` trigger the drill publishes its own events (each with a unique timestamp), so parity compares every
+/// stream of both APIs value for value and the rollback counts losses and duplicates exactly. With `command` and
+/// `none` it cannot know what was published: parity is the shadow comparison (``ShadowParityRunner``) and the
+/// rollback is judged against two reference notifiers that are never switched (see `DrillRunner+Observed.swift`).
 public struct DrillRunner: Sendable {
-    /// Where events are published and the transports connect.
-    public let backend: any DrillBackend
+    /// The backend, credentials and identity.
+    public let target: DrillTarget
+    /// Where events come from.
+    public let trigger: DrillTrigger
     /// Called for every value the rollback drill's notifier delivers (stream name, JSON) — the demo shows them.
     public var onValue: @Sendable (String, String) -> Void = { _, _ in }
     /// Called with progress lines.
     public var onProgress: @Sendable (String) -> Void = { _ in }
-    /// Called after each event of the rollback drill is published, with the count so far and the total.
+    /// Called after each event of the rollback drill is caused, with the count so far and the total.
     public var onPublished: @Sendable (Int, Int) -> Void = { _, _ in }
-    private let stamps = TimestampSequence()
+    /// The parity tolerance (`command`, `none`), in seconds. Default 2.
+    public var tolerance: TimeInterval = 2
+    /// The pause between two caused events (`admin`, `command`); `nil`: 10 ms for `admin`, 250 ms for `command`.
+    public var interval: Duration?
+    /// How long each phase watches natural traffic (`none`). Default 60 s.
+    public var passiveDuration: Duration = .seconds(60)
+    let stamps = TimestampSequence()
+    let sequence = Locked(0)
 
     /// Creates a runner.
-    public init(backend: any DrillBackend) { self.backend = backend }
+    public init(target: DrillTarget, trigger: DrillTrigger) {
+        self.target = target
+        self.trigger = trigger
+    }
 
-    /// Both checks.
+    /// A runner on `backend` as the sample user (`u-1`, the backend's token), publishing through the backend: the demo
+    /// and the embedded drill.
+    public init(backend: any DrillBackend, identity: DrillIdentity = .sample) {
+        var configuration = RealtimeConfiguration()
+        configuration.appSyncEndpoint = backend.endpoints.http
+        configuration.graphQLEndpoint = backend.endpoints.graphql
+        configuration.reconnect = "fixed:0.5"
+        configuration.graphQLOperations = DrillScript.graphQLOperations
+        self.init(
+            target: DrillTarget(
+                configuration: configuration, auth: BackendTokenSession(backend: backend, user: identity.user), identity: identity),
+            trigger: .admin(backend))
+    }
+
+    /// Preflight on both transports, then (when it passed) parity and the rollback, judged.
     public func run(events: Int) async throws -> DrillReport {
-        DrillReport(parity: try await runParity(events: events), rollback: try await runRollback(events: events))
+        let preflight = await runPreflight()
+        guard preflight.allSatisfy(\.passed) else {
+            return DrillReport(trigger: trigger.name, identity: target.identity, preflight: preflight)
+        }
+        var report = DrillReport(trigger: trigger.name, identity: target.identity, preflight: preflight)
+        switch trigger {
+        case .admin:
+            report.parity = try await runParity(events: events)
+            report.rollback = try await runRollback(events: events, interval: interval ?? .milliseconds(10))
+        case .command, .none:
+            let commandRuns = Locked(TriggerStatistics())
+            report.shadowParity = try await runObservedParity(events: events, statistics: commandRuns)
+            report.rollback = try await runObservedRollback(events: events, statistics: commandRuns)
+            if case .command = trigger { report.command = commandRuns.withLock { $0 } }
+        }
+        report.judge()
+        return report
     }
 
     // MARK: Preflight
 
-    /// Runs `RealtimePreflight` for both transports with the drill's configuration (its GraphQL operations included).
-    public func runPreflight() async throws -> [PreflightReport] {
+    /// Runs `RealtimePreflight` for both transports with the drill's configuration (its GraphQL operations and
+    /// `connection_init` template included).
+    public func runPreflight() async -> [PreflightReport] {
         var reports: [PreflightReport] = []
         for kind in RealtimeConfiguration.TransportKind.allCases {
-            let configuration = try self.configuration(kind)
             let preflight = RealtimePreflight(
-                configuration: configuration, auth: StaticAuthSession(.bearerToken(try backend.token(for: DrillScript.user))),
-                userId: DrillScript.user, organizationId: DrillScript.organization, logger: quietLogger)
+                configuration: target.configuration(kind), auth: target.auth, userId: target.identity.user,
+                organizationId: target.identity.organization, logger: target.logger)
             reports.append(await preflight.run(kind))
         }
         return reports
     }
 
-    // MARK: Parity
+    // MARK: Parity (admin)
 
-    /// Publishes `events` scripted events once and compares what the notifier delivers on each transport.
+    /// Publishes `events` scripted events once and compares what the notifier delivers on each transport, every stream
+    /// of both APIs value for value (trigger `admin` only).
     public func runParity(events count: Int) async throws -> ParityReport {
-        let appsync = try stack(.appsync)
-        let graphql = try stack(.graphql)
+        let appsync = try target.stack(.appsync)
+        let graphql = try target.stack(.graphql)
         let appsyncRecorder = await StreamRecorder(notifier: appsync.notifier)
         let graphqlRecorder = await StreamRecorder(notifier: graphql.notifier)
         defer {
             appsyncRecorder.cancel()
             graphqlRecorder.cancel()
         }
-        onProgress("parity: waiting for both notifiers to be live")
-        try await warmUp([appsyncRecorder, graphqlRecorder])
+        onProgress("parity: waiting for both notifiers to be live as \(target.identity.user)")
+        do {
+            try await warmUp([appsyncRecorder, graphqlRecorder])
+        } catch {
+            await appsync.shutdown()
+            await graphql.shutdown()
+            throw error
+        }
         let published = try await publish(count, interval: .milliseconds(2))
         let expected = Self.expectedTimestamps(published)
         _ = await appsyncRecorder.waitFor(expected, timeout: 10)
         _ = await graphqlRecorder.waitFor(expected, timeout: 10)
         await appsync.shutdown()
         await graphql.shutdown()
-        let streams = DrillScript.allStreams.map { name -> ParityReport.Stream in
+        let streams = DrillScript.streams(reachedBy: story).map { name -> ParityReport.Stream in
             let left = appsyncRecorder.values(of: name).map(\.json)
             let right = graphqlRecorder.values(of: name).map(\.json)
             let difference = zip(left, right).first { $0 != $1 }.map { "appsync \($0.0) vs graphql \($0.1)" }
@@ -71,63 +125,39 @@ public struct DrillRunner: Sendable {
         return ParityReport(streams: streams)
     }
 
-    // MARK: Rollback
+    // MARK: Rollback (admin)
 
-    /// One notifier on AppSync Events; switches to GraphQL a third of the way through and back at two thirds.
+    /// One notifier on AppSync Events; switches to GraphQL a third of the way through and back at two thirds, while
+    /// the drill publishes (trigger `admin` only).
     public func runRollback(events count: Int, interval: Duration = .milliseconds(10)) async throws -> RollbackReport {
-        let stack = try self.stack(.appsync)
+        let stack = try target.stack(.appsync)
         let recorder = await StreamRecorder(notifier: stack.notifier, onValue: onValue)
         defer { recorder.cancel() }
         onProgress("rollback: waiting for the notifier to be live on appsync")
-        try await warmUp([recorder])
         var switches: [RollbackReport.Switch] = []
         var published: [(DomainEvent, Date)] = []
-        let thirds = [count / 3, 2 * count / 3]
-        for index in 0..<count {
-            if thirds.contains(index) {
-                let target: RealtimeConfiguration.TransportKind = index == thirds[0] ? .graphql : .appsync
-                let from = await stack.activeKind
-                onProgress("rollback: switching \(from) -> \(target)")
-                let started = ContinuousClock.now
-                try await stack.switchTransport(to: target)
-                let elapsed = ContinuousClock.now - started
-                let gaps = {
-                    recorder.events.compactMap { event -> GapWindow? in
-                        if case .transportSwitched(_, _, let gap, _) = event { return gap }
-                        return nil
-                    }
+        do {
+            try await warmUp([recorder])
+            let thirds = [count / 3, 2 * count / 3]
+            for index in 0..<count {
+                if thirds.contains(index) {
+                    switches.append(try await switchTransport(stack, recorder: recorder, switched: switches.count))
                 }
-                // The switch event reaches the recorder asynchronously.
-                for _ in 0..<100 where gaps().count <= switches.count { try await Task.sleep(for: .milliseconds(5)) }
-                if let gap = gaps().last {
-                    onProgress(
-                        "rollback: on \(target) after \(Int((gap.duration * 1000).rounded())) ms; events published inside \(gap) may be missing (reported)"
-                    )
-                }
-                switches.append(
-                    RollbackReport.Switch(
-                        from: from.rawValue, to: target.rawValue, windowStart: "", windowEnd: "",
-                        milliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000))
+                onPublished(index + 1, count)
+                published += try await publish(1, startingAt: index, interval: interval)
             }
-            onPublished(index + 1, count)
-            published += try await publish(1, startingAt: index, interval: interval)
+        } catch {
+            await stack.shutdown()
+            throw error
         }
         let expected = Self.expectedTimestamps(published)
         _ = await recorder.waitFor(expected, timeout: 10)
         await stack.shutdown()
-        // The windows the notifier reported.
-        let windows = recorder.events.compactMap { event -> GapWindow? in
-            if case .transportSwitched(_, _, let gap, _) = event { return gap }
-            return nil
-        }
-        for (index, window) in windows.prefix(switches.count).enumerated() {
-            switches[index].windowStart = ISO8601Timestamp.string(from: window.start, fractionalSeconds: true)
-            switches[index].windowEnd = ISO8601Timestamp.string(from: window.end, fractionalSeconds: true)
-        }
+        let windows = switches.map(\.window)
         let publishedAt = Dictionary(
             published.map { (event, date) in (event.timestamp ?? "", date) }, uniquingKeysWith: { first, _ in first })
         var latencies: [Double] = []
-        let streams = DrillScript.allStreams.map { name -> RollbackReport.Stream in
+        let streams = DrillScript.streams(reachedBy: story).map { name -> RollbackReport.Stream in
             let want = expected[name] ?? []
             let got = recorder.values(of: name)
             let counts = Dictionary(got.map { ($0.timestamp, 1) }, uniquingKeysWith: +)
@@ -144,38 +174,34 @@ public struct DrillRunner: Sendable {
                 duplicated: counts.values.reduce(0) { $0 + max(0, $1 - 1) })
         }
         latencies.sort()
-        func percentile(_ p: Double) -> Double {
-            latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
-        }
         return RollbackReport(
-            streams: streams, switches: switches, latencyP50Milliseconds: percentile(0.5), latencyP99Milliseconds: percentile(0.99))
+            basis: "published", streams: streams, switches: switches,
+            latencyP50Milliseconds: ShadowParityReport.percentile(latencies, 0.5),
+            latencyP99Milliseconds: ShadowParityReport.percentile(latencies, 0.99))
+    }
+
+    /// Switches `stack` to the other transport and returns the switch as the notifier reported it: its
+    /// `transportSwitched` event is the one source of the window every line shows.
+    func switchTransport(_ stack: RealtimeStack, recorder: StreamRecorder, switched: Int) async throws -> RollbackReport.Switch {
+        let from = await stack.activeKind
+        onProgress("rollback: switching \(from) -> \(from.other)")
+        try await stack.switchTransport(to: from.other)
+        // The event reaches the recorder asynchronously.
+        let deadline = Date().addingTimeInterval(5)
+        while recorder.switches.count <= switched, Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        guard recorder.switches.count > switched else {
+            throw DrillError.notLive("the notifier reported no transportSwitched event for the switch to \(from.other)")
+        }
+        let reported = recorder.switches[switched]
+        onProgress("rollback: \(reported.summary); events published inside it may be missing (reported)")
+        return reported
     }
 
     // MARK: Helpers
 
-    func stack(_ kind: RealtimeConfiguration.TransportKind) throws -> RealtimeStack {
-        let configuration = try self.configuration(kind)
-        let token = try backend.token(for: DrillScript.user)
-        return try RealtimeStack(
-            configuration: configuration, auth: StaticAuthSession(.bearerToken(token)), userId: DrillScript.user,
-            organizationId: DrillScript.organization, logger: quietLogger)
-    }
-
-    private var quietLogger: Logger {
-        var logger = Logger(label: "vortex.drill")
-        logger.logLevel = .error
-        return logger
-    }
-
-    func configuration(_ kind: RealtimeConfiguration.TransportKind) throws -> RealtimeConfiguration {
-        var configuration = RealtimeConfiguration()
-        configuration.transport = kind
-        configuration.appSyncEndpoint = backend.endpoints.http
-        configuration.graphQLEndpoint = backend.endpoints.graphql
-        configuration.reconnect = "fixed:0.5"
-        configuration.graphQLOperations = DrillScript.graphQLOperations
-        return configuration
-    }
+    /// The kinds the drill can publish for its identity: device and archive kinds need a device group and an
+    /// organization, organization kinds an organization.
+    var story: [DomainEventKind] { DrillScript.story(for: target.identity) }
 
     /// Waits until every upstream is live, then proves delivery end to end with one event per upstream (GraphQL has no
     /// subscribe acknowledgement, so "sent" is not yet "registered on the server"), and forgets those events.
@@ -183,9 +209,9 @@ public struct DrillRunner: Sendable {
         for recorder in recorders where !(await recorder.waitForLive(upstreams: 5, timeout: 15)) {
             throw DrillError.notLive("not every upstream subscription became live within 15 s")
         }
+        let sentinelKinds = [DomainEventKind.devicePresence, .plan, .archiveState, .roleChanged, .tokenRevoked].filter(story.contains)
         for _ in 0..<20 {
-            let sentinels = try await publish(
-                5, kinds: [.devicePresence, .plan, .archiveState, .roleChanged, .tokenRevoked], interval: .zero)
+            let sentinels = try await publish(sentinelKinds.count, kinds: sentinelKinds, interval: .zero)
             let expected = Self.expectedTimestamps(sentinels)
             var ready = true
             for recorder in recorders where !(await recorder.waitFor(expected, timeout: 0.5)) { ready = false }
@@ -194,17 +220,21 @@ public struct DrillRunner: Sendable {
                 return
             }
         }
-        throw DrillError.notLive("warm-up events did not arrive")
+        throw DrillError.notLive("warm-up events did not arrive (the admin trigger needs GraphQL documents that select timestamp)")
     }
 
     @discardableResult
     private func publish(
-        _ count: Int, startingAt start: Int = 0, kinds: [DomainEventKind] = DrillScript.story, interval: Duration
-    ) async throws -> [(DomainEvent, Date)] {
+        _ count: Int, startingAt start: Int = 0, kinds: [DomainEventKind]? = nil, interval: Duration
+    ) async throws -> [(
+        DomainEvent, Date
+    )] {
+        guard case .admin(let backend) = trigger else { throw DrillError.backend("only the admin trigger publishes domain events") }
+        let kinds = kinds ?? story
         var sent: [(DomainEvent, Date)] = []
         for index in start..<(start + count) {
             let (stamp, date) = stamps.next()
-            let event = DrillScript.event(index, kind: kinds[index % kinds.count], timestamp: stamp)
+            let event = DrillScript.event(index, kind: kinds[index % kinds.count], timestamp: stamp, identity: target.identity)
             try await backend.publish(event)
             sent.append((event, date))
             if interval > .zero { try await Task.sleep(for: interval) }

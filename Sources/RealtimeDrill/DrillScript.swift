@@ -5,12 +5,13 @@ import LocalBackend
 /// The scripted "day in the life" of a Vortex user: every one of the nine event kinds, each event with a unique
 /// timestamp so the drill can tell exactly which ones arrived where.
 public enum DrillScript {
-    /// The user the drill signs in (a member of `organization` with access to `deviceGroup` in the sample directory).
-    public static let user = "u-1"
-    /// The user's organization.
-    public static let organization = "o-1"
-    /// A device group the user may see.
-    public static let deviceGroup = "g-1"
+    /// The user the demo signs in (a member of `organization` with access to `deviceGroup` in the sample directory);
+    /// the drill takes any identity (``DrillIdentity``).
+    public static let user = DrillIdentity.sample.user
+    /// The sample user's organization.
+    public static let organization = DrillIdentity.sample.organization ?? "o-1"
+    /// A device group the sample user may see.
+    public static let deviceGroup = DrillIdentity.sample.deviceGroup ?? "g-1"
 
     /// The public streams each kind reaches (nine-method stream first, then the merged one when it differs).
     public static func streams(of kind: DomainEventKind) -> [String] {
@@ -25,6 +26,24 @@ public enum DrillScript {
         case .roleChanged: ["role"]
         case .tokenRevoked: ["revoke"]
         }
+    }
+
+    /// The kinds of the story the drill can publish for `identity`: device and archive kinds need a device group and an
+    /// organization, organization kinds an organization.
+    public static func story(for identity: DrillIdentity) -> [DomainEventKind] {
+        story.filter { kind in
+            switch kind.audience {
+            case .deviceGroup: identity.deviceGroup != nil && identity.organization != nil
+            case .organization: identity.organization != nil
+            case .user: true
+            }
+        }
+    }
+
+    /// The public streams (of ``allStreams``, in its order) that events of `kinds` reach.
+    public static func streams(reachedBy kinds: [DomainEventKind]) -> [String] {
+        let reached = Set(kinds.flatMap(streams(of:)))
+        return allStreams.filter(reached.contains)
     }
 
     /// Every public stream, in a stable order.
@@ -66,8 +85,9 @@ public enum DrillScript {
         return operations
     }()
 
-    /// Event number `index` of a sequence cycling through `kinds`, stamped `timestamp`.
-    public static func event(_ index: Int, kind: DomainEventKind, timestamp: String) -> DomainEvent {
+    /// Event number `index` of a sequence cycling through `kinds`, stamped `timestamp`, about `identity` (its
+    /// organization, device group and user).
+    public static func event(_ index: Int, kind: DomainEventKind, timestamp: String, identity: DrillIdentity = .sample) -> DomainEvent {
         let device: [String: LocalBackend.JSONValue] = [
             "mac": .string("00:1A:2B:3C:4D:5E"), "derivant": .string("VX-100"), "thingName": .string("thing-7"),
         ]
@@ -94,7 +114,8 @@ public enum DrillScript {
             payload = ["revokedAt": .string(timestamp), "reason": .string("PASSWORD_CHANGED"), "requestId": .string("req-\(index)")]
         }
         return DomainEvent(
-            kind: kind, orgId: organization, deviceGroupId: kind.audience == .deviceGroup ? deviceGroup : nil,
-            userId: kind.audience == .user ? user : nil, payload: payload, timestamp: timestamp)
+            kind: kind, orgId: identity.organization,
+            deviceGroupId: kind.audience == .deviceGroup ? identity.deviceGroup : nil,
+            userId: kind.audience == .user ? identity.user : nil, payload: payload, timestamp: timestamp)
     }
 }

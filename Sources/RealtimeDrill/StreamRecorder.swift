@@ -59,6 +59,28 @@ final class StreamRecorder: Sendable {
 
     var events: [NotifierConnectionEvent] { connectionEvents.withLock { $0 } }
 
+    /// Every value of the nine streams so far, normalised for matching.
+    func observed(identity: DrillIdentity) -> [ObservedEvent] {
+        let recorded = entries.withLock { $0 }
+        return ObservedEvent.streams.flatMap { stream in
+            (recorded[stream] ?? []).compactMap {
+                ObservedEvent(
+                    stream: stream, json: $0.json, arrivedAt: $0.receivedAt, userId: identity.user, organizationId: identity.organization)
+            }
+        }
+    }
+
+    /// Every transport switch the notifier reported, with its window.
+    var switches: [RollbackReport.Switch] {
+        events.compactMap { event in
+            guard case .transportSwitched(let from, let to, let gap, _) = event else { return nil }
+            return RollbackReport.Switch(from: from, to: to, window: gap)
+        }
+    }
+
+    /// Every window the notifier reported (`resumed`, `eventsLost`, `transportSwitched`), in order.
+    var gaps: [ReportedGap] { events.compactMap(ReportedGap.init) }
+
     /// Forgets what was recorded (after the warm-up).
     func reset() {
         entries.withLock { $0.removeAll() }

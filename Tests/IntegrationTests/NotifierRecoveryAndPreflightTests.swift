@@ -67,7 +67,7 @@ struct NotifierRecoveryAndPreflightTests {
         )
         .run(.graphql)
         #expect(defaults.passed, "\(defaults)")
-        #expect(defaults.checks.map(\.name) == ["introspection"] + NotifierUpstream.allCases.map(\.rawValue))
+        #expect(defaults.checks.map(\.name) == ["connection_init", "introspection"] + NotifierUpstream.allCases.map(\.rawValue))
         configuration.graphQLOperations = DrillScript.graphQLOperations
         configuration.graphQLOperations?["device"] = .init(query: "subscription { subscribeDeviceState(site: \"s\") { mac colour } }")
         let broken = await RealtimePreflight(

@@ -9,7 +9,8 @@ import SubscriberCore
 /// The admin endpoints under `/vortex`, registered only with ``LocalBackendConfiguration/admin`` (no auth: the
 /// server is for local development and listens on loopback by default):
 ///
-/// - `POST /vortex/events` — one ``DomainEvent``; answers ``FanOutSummary`` (`{"deliveredTo":[…],…}`);
+/// - `POST /vortex/events` — one ``DomainEvent``; answers ``FanOutSummary`` (`{"deliveredTo":[…],…}`). An optional
+///   `"protocols":["appsync"]` (or `["graphql"]`) publishes it on that protocol alone (``EventPublishTargets``);
 /// - `POST /vortex/faults` — one fault command (see ``FaultCommand``); answers `{"closed":N,"state":{…}}`;
 /// - `GET /vortex/faults` — the current fault state;
 /// - `GET /vortex/status` — open connections per protocol and AppSync subscriptions.
@@ -37,14 +38,16 @@ enum AdminRoutes {
 
     private static func postEvent(_ request: Request, services: BackendServices) async -> Response {
         let event: DomainEvent
+        let targets: EventPublishTargets
         do {
-            let body = try await request.body.collect(upTo: 1024 * 1024)
-            event = try JSONDecoder().decode(DomainEvent.self, from: Data(buffer: body))
+            let body = Data(buffer: try await request.body.collect(upTo: 1024 * 1024))
+            event = try JSONDecoder().decode(DomainEvent.self, from: body)
             try event.validate()
+            targets = try JSONDecoder().decode(EventPublishTargets.self, from: body)
         } catch {
             return AppSyncHTTPPublishRoute.errorResponse(.badRequest, .badRequest("Not a domain event: \(error)"))
         }
-        let summary = await services.bus.publish(event)
+        let summary = await services.bus.publish(event, on: targets.protocols)
         return encoded(summary)
     }
 

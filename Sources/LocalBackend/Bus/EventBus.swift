@@ -4,9 +4,10 @@ import SubscriberCore
 
 /// The backend's event bus, shared by both protocols.
 ///
-/// ``publish(_:)`` fans one domain event out to the AppSync Events user channels of exactly the users allowed to see
+/// ``publish(_:on:)`` fans one domain event out to the AppSync Events user channels of exactly the users allowed to see
 /// it (``recipients(of:)``), and hands it to every ``domainEvents()`` stream, where the legacy GraphQL side does its
-/// own fan-out and permission filtering with the same ``directory``.
+/// own fan-out and permission filtering with the same ``directory``. Given only one protocol, it publishes there alone
+/// (a one-sided event, which `vortex-realtime parity` must report as a mismatch).
 public final class EventBus: Sendable {
     /// The users, organizations, roles and device groups used for permission filtering.
     public let directory: UserDirectory
@@ -16,7 +17,13 @@ public final class EventBus: Sendable {
 
     private struct Observers {
         var nextID = 0
-        var continuations: [Int: AsyncStream<DomainEvent>.Continuation] = [:]
+        var continuations: [Int: Observer] = [:]
+    }
+
+    /// One ``domainEvents()`` stream; the legacy GraphQL side's streams see only events published on GraphQL.
+    private struct Observer {
+        let continuation: AsyncStream<DomainEvent>.Continuation
+        let graphQLOnly: Bool
     }
 
     init(directory: UserDirectory, hub: ChannelHub, logger: Logger) {
@@ -26,7 +33,7 @@ public final class EventBus: Sendable {
     }
 
     deinit {
-        for continuation in observers.withLock({ $0.continuations.values }) { continuation.finish() }
+        for observer in observers.withLock({ $0.continuations.values }) { observer.continuation.finish() }
     }
 
     /// The ids (sorted) of the users allowed to see `event`:
@@ -48,10 +55,14 @@ public final class EventBus: Sendable {
         }
     }
 
-    /// Fans `event` out and returns what was delivered. The event is stamped with the current time when it has no
-    /// `timestamp`. An invalid event (see ``DomainEvent/validate()``) is logged and delivered to nobody.
+    /// Fans `event` out on `protocols` (default: both) and returns what was delivered. The event is stamped with the
+    /// current time when it has no `timestamp`. An invalid event (see ``DomainEvent/validate()``) is logged and
+    /// delivered to nobody. Without `.appSyncEvents` no AppSync channel gets it (the summary's `channels` is empty and
+    /// `frames` 0); without `.graphQL` no GraphQL subscription does. ``domainEvents()`` sees it either way.
     @discardableResult
-    public func publish(_ event: DomainEvent) async -> FanOutSummary {
+    public func publish(
+        _ event: DomainEvent, on protocols: Set<ConnectionRegistry.Kind> = [.appSyncEvents, .graphQL]
+    ) async -> FanOutSummary {
         var event = event
         let timestamp = event.timestamp ?? DomainEvent.timestampText(Date())
         event.timestamp = timestamp
@@ -62,11 +73,13 @@ public final class EventBus: Sendable {
             logger.warning("domain event refused", metadata: ["reason": "\(error)"])
             return FanOutSummary(eventType: event.kind.eventType, deliveredTo: [], channels: [], frames: 0, event: json)
         }
-        for continuation in observers.withLock({ Array($0.continuations.values) }) { continuation.yield(event) }
+        for observer in observers.withLock({ Array($0.continuations.values) }) where protocols.contains(.graphQL) || !observer.graphQLOnly {
+            observer.continuation.yield(event)
+        }
         let users = recipients(of: event)
         var channels: [String] = []
         var frames = 0
-        for user in users {
+        for user in users where protocols.contains(.appSyncEvents) {
             let channel = event.kind.channel(forUser: user)
             channels.append(channel)
             frames += await hub.publish(channel: channel, events: [json])
@@ -84,14 +97,23 @@ public final class EventBus: Sendable {
         await hub.publish(channel: channel, events: events)
     }
 
-    /// A new stream of every domain event published from now on (stamped with its timestamp). Many observers may
-    /// listen at once; each buffers up to 1024 events if it falls behind.
+    /// A new stream of every domain event published from now on (stamped with its timestamp), on either protocol.
+    /// Many observers may listen at once; each buffers up to 1024 events if it falls behind.
     public func domainEvents() -> AsyncStream<DomainEvent> {
+        observe(graphQLOnly: false)
+    }
+
+    /// The legacy GraphQL side's source: like ``domainEvents()``, without the events published on AppSync alone.
+    func graphQLDomainEvents() -> AsyncStream<DomainEvent> {
+        observe(graphQLOnly: true)
+    }
+
+    private func observe(graphQLOnly: Bool) -> AsyncStream<DomainEvent> {
         let (stream, continuation) = AsyncStream<DomainEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         let id = observers.withLock { state in
             let id = state.nextID
             state.nextID += 1
-            state.continuations[id] = continuation
+            state.continuations[id] = Observer(continuation: continuation, graphQLOnly: graphQLOnly)
             return id
         }
         continuation.onTermination = { [weak self] _ in
@@ -106,6 +128,6 @@ public final class EventBus: Sendable {
             defer { state.continuations.removeAll() }
             return Array(state.continuations.values)
         }
-        for continuation in continuations { continuation.finish() }
+        for observer in continuations { observer.continuation.finish() }
     }
 }

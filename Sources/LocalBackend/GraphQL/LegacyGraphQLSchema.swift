@@ -6,7 +6,7 @@ import OrderedCollections
 ///
 /// - each `Subscription` field gets a `subscribe` resolver that scopes it by the connection's user (the optional
 ///   argument, when given, is checked against that user: ``LegacyGraphQLContext``) and records the topic and argument
-///   in the context's ``LegacySourceSlot``: the connection then opens that slice of `EventBus.domainEvents()`
+///   in the context's ``LegacySourceSlot``: the connection then opens that slice of `EventBus.graphQLDomainEvents()`
 ///   (``LegacyGraphQLContext/events(for:argument:)``) and maps each ``LegacyEventSource`` to a response itself
 ///   (``LegacyResponseMapper``), so the stream the resolver hands GraphQLSwift is empty; and a `resolve` that hands the
 ///   event on as the field's value;
@@ -166,7 +166,7 @@ struct LegacyGraphQLContext: Sendable {
     /// The source event stream of one subscription: this user's events of `topic` from now on, as output fields.
     func events(for topic: LegacyTopic, argument: String) -> AsyncCompactMapSequence<AsyncStream<DomainEvent>, LegacyEventSource> {
         let context = self
-        return bus.domainEvents().compactMap { @Sendable event in
+        return bus.graphQLDomainEvents().compactMap { @Sendable event in
             guard context.delivers(event, on: topic, argument: argument) else { return nil }
             return LegacyEventSource(event)
         }

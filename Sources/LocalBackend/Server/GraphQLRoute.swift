@@ -13,7 +13,8 @@ import SubscriberCore
 ///
 /// - Already handled before `decideUpgrade` runs: the `refuseConnections` fault (503), unknown paths (404).
 /// - What the connection uses from `services`:
-///   - `services.bus.domainEvents()` — one stream per subscription, the subscription's source event stream;
+///   - `services.bus.graphQLDomainEvents()` (the domain events published on GraphQL) — one stream per subscription, the
+///     subscription's source event stream;
 ///   - `services.bus.directory` and `services.bus.recipients(of:)` — the same permission filtering the AppSync side
 ///     uses (organization, device groups, admins), applied per event (``LegacyGraphQLContext``);
 ///   - `services.jwt` — HS256 verification of the `connection_init` token (`sub` = user id, `exp` and the

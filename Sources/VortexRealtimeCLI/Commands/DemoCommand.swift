@@ -14,7 +14,8 @@ struct DemoCommand: AsyncParsableCommand {
             Starts the embedded local backend, signs in a sample user, builds the notifier through Composition on AppSync
             Events, and publishes a scripted sequence of all nine event kinds; a third of the way through it rolls back to
             GraphQL through the run-time switch and later switches back. Ends with a summary: events per stream on each
-            transport, anything lost outside the reported switch windows, latency p50/p99 and switch durations.
+            transport, anything lost outside the reported switch windows, latency p50/p99, and each switch's window as the
+            notifier reported it (the same figure on every line).
             Exit status 0 only when everything matched.
             """
     )

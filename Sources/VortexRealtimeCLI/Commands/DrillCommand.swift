@@ -5,85 +5,126 @@ import LocalBackend
 import Logging
 import RealtimeDrill
 
-/// `vortex-realtime drill`: the parity check and the rollback drill.
+/// `vortex-realtime drill`: preflight, the parity check and the rollback drill, on the embedded backend or a real one.
 struct DrillCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "drill",
-        abstract: "Run preflight, the parity check and the rollback drill; exit 0 only when everything matched.",
+        abstract: "Run preflight, the parity check and the rollback drill; exit 0 only when everything judged matched.",
         discussion: """
-            --backend embedded (default) starts the local backend in-process. --backend URL uses a running
-            `vortex-realtime serve --admin` at that base URL (http://HOST:PORT), with --token for the drill's user (u-1 in
-            the sample directory); --appsync-endpoint, --graphql-endpoint and --admin-endpoint override the derived URLs.
+            Where: --backend embedded (the default) starts the local backend in-process; --backend URL uses a running
+            `serve --admin` (http://HOST:PORT) with --token for --user; --appsync-endpoint and --graphql-endpoint (or
+            --config) with --api-key, --token or --iam use real endpoints (staging). Who: --user, --org and, for device
+            and archive events, --device-group.
+            Events (--trigger): admin publishes the drill's own events through the admin endpoint (the default when there is
+            one: embedded, --backend URL, or --admin-endpoint); command:CMD runs CMD once per event, without a shell (see
+            docs/rollback-runbook.md for how it is split and the VORTEX_DRILL_* variables it gets); none waits --duration
+            per phase for natural traffic. The report says what the trigger let it judge and what not.
             """
     )
 
-    @Option(help: "embedded, or the base URL of a `serve --admin` backend.")
-    var backend = "embedded"
+    @OptionGroup var target: DrillBackendOptions
 
-    @Option(help: "Events to publish in each check.")
+    @Option(name: .customLong("admin-endpoint"), help: "An admin base URL (…/vortex) for --trigger admin with real endpoints.")
+    var adminEndpoint: String?
+
+    @Option(help: "admin, command:CMD or none (default: admin when there is an admin endpoint; required otherwise).")
+    var trigger: String?
+
+    @Option(help: "Events to cause in each phase (admin, command).")
     var events = 30
 
-    @Option(help: "A JWT for user u-1 (remote backends).")
-    var token: String?
+    @Option(help: "Milliseconds between two caused events (default: 10 for admin, 250 for command).")
+    var interval: Int?
 
-    @Option(name: .customLong("appsync-endpoint"), help: "Override: the AppSync HTTP URL (…/event).")
-    var appSyncEndpoint: String?
+    @Option(help: "Seconds each phase watches natural traffic (trigger none).")
+    var duration: Double = 60
 
-    @Option(name: .customLong("graphql-endpoint"), help: "Override: the GraphQL WebSocket URL.")
-    var graphQLEndpoint: String?
-
-    @Option(name: .customLong("admin-endpoint"), help: "Override: the admin base URL (…/vortex).")
-    var adminEndpoint: String?
+    @Option(help: "Seconds two sides' timestamps of one event may differ (command, none).")
+    var tolerance: Double = 2
 
     @Flag(help: "Print the report as JSON.")
     var json = false
 
     func validate() throws {
         guard (3...10_000).contains(events) else { throw ValidationError("--events: between 3 and 10000") }
-        if backend != "embedded" {
-            guard let url = URL(string: backend), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-                throw ValidationError("--backend: expected embedded or http(s)://HOST:PORT")
+        if let interval, interval < 0 { throw ValidationError("--interval: must not be negative") }
+        guard duration >= 3 else { throw ValidationError("--duration: at least 3 seconds (the rollback switches at thirds)") }
+        guard tolerance >= 0 else { throw ValidationError("--tolerance: must not be negative") }
+        if adminEndpoint != nil && target.mode != .endpoints {
+            throw ValidationError("--admin-endpoint: only with real endpoints (--backend URL derives its own)")
+        }
+        _ = try parsedTrigger()
+    }
+
+    /// The trigger as asked: `.admin` (a backend is attached at run time), a parsed command, or none.
+    enum Choice {
+        case admin
+        case command(TriggerCommand)
+        case none
+    }
+
+    func parsedTrigger() throws -> Choice {
+        let hasAdmin = target.mode != .endpoints || adminEndpoint != nil
+        guard let trigger else {
+            guard hasAdmin else {
+                throw ValidationError("--trigger: required with real endpoints and no --admin-endpoint: command:CMD or none")
             }
-            guard token != nil else { throw ValidationError("--token: required with a remote --backend") }
+            return .admin
+        }
+        switch trigger {
+        case "admin":
+            guard hasAdmin else {
+                throw ValidationError("--trigger: admin needs an admin endpoint (--admin-endpoint); use command:CMD or none")
+            }
+            return .admin
+        case "none":
+            return .none
+        case let text where text.hasPrefix("command:"):
+            do {
+                let command = try TriggerCommand(parsing: String(text.dropFirst("command:".count)))
+                _ = try command.executable()
+                return .command(command)
+            } catch {
+                throw ValidationError("--trigger: \(error)")
+            }
+        default:
+            throw ValidationError("--trigger: expected admin, command:CMD or none")
         }
     }
 
     func run() async throws {
         _ = CLILogging.bootstrap(verbose: false, level: .error)
-        let drillBackend: any DrillBackend
-        if backend == "embedded" {
-            do { drillBackend = try await EmbeddedDrillBackend.start() } catch {
-                throw CLIFailure.runtime("cannot start the local backend: \(error)")
+        let choice = try parsedTrigger()
+        let resolved = try await target.resolve(adminEndpoint: adminEndpoint)
+        var target = resolved.target
+        let drillTrigger: DrillTrigger
+        switch choice {
+        case .admin:
+            guard let backend = resolved.backend else {
+                await resolved.shutdown()
+                throw CLIFailure.badArgument("--trigger", "admin needs an admin endpoint")
             }
-        } else {
-            let base = backend.hasSuffix("/") ? String(backend.dropLast()) : backend
-            let wsBase = base.replacingOccurrences(of: "https://", with: "wss://").replacingOccurrences(of: "http://", with: "ws://")
-            drillBackend = RemoteDrillBackend(
-                endpoints: LocalBackendEndpoints(
-                    http: appSyncEndpoint ?? base + "/event", realtime: wsBase + "/event/realtime",
-                    graphql: graphQLEndpoint ?? wsBase + "/graphql", admin: adminEndpoint ?? base + "/vortex"),
-                token: token ?? "")
+            drillTrigger = .admin(backend)
+            // The admin trigger tells its events apart by their timestamps, so GraphQL must select them: without the
+            // app's own documents, the drill's (the local backend's extension fields) are used.
+            if target.configuration.graphQLOperations == nil { target.configuration.graphQLOperations = DrillScript.graphQLOperations }
+        case .command(let command): drillTrigger = .command(command)
+        case .none: drillTrigger = .none
         }
-        var runner = DrillRunner(backend: drillBackend)
+        var runner = DrillRunner(target: target, trigger: drillTrigger)
         runner.onProgress = { StandardStreams.error($0) }
-        // Preflight first: the drill relies on every GraphQL document and AppSync channel being servable.
-        let preflight: [PreflightReport]
-        do { preflight = try await runner.runPreflight() } catch {
-            await drillBackend.shutdown()
-            throw CLIFailure.runtime("preflight failed: \(error)")
-        }
-        for report in preflight where !json { StandardStreams.error(PreflightCommand.render(report)) }
-        guard preflight.allSatisfy(\.passed) else {
-            await drillBackend.shutdown()
-            if json { StandardStreams.output(JSONLine.encode(["preflight": preflight])) }
-            throw CLIFailure.runtime("preflight failed: the drill would not be meaningful (see the report above)")
-        }
+        runner.tolerance = tolerance
+        runner.interval = interval.map { .milliseconds($0) }
+        runner.passiveDuration = .milliseconds(Int64(duration * 1000))
         let report: DrillReport
         do { report = try await runner.run(events: events) } catch {
-            await drillBackend.shutdown()
+            await resolved.shutdown()
             throw CLIFailure.runtime("drill failed: \(error)")
         }
-        await drillBackend.shutdown()
+        await resolved.shutdown()
+        if !json {
+            for preflight in report.preflight { StandardStreams.error(PreflightCommand.render(preflight)) }
+        }
         StandardStreams.output(json ? JSONLine.encode(report) : report.rendered())
         if !report.passed { throw ExitCode(1) }
     }

@@ -11,10 +11,12 @@ struct PreflightCommand: AsyncParsableCommand {
         commandName: "preflight",
         abstract: "Check a server before a rollback or a flip; exit 0 only when everything checks out.",
         discussion: """
-            GraphQL: reads the server's schema by introspection and checks every document the notifier would send (the
-            configured graphQLOperations of --config, or the default documents), naming each missing operation, argument
-            or field. AppSync: confirms the five channels of --user subscribe. Exit status 0 when everything checks out,
-            1 otherwise, 2 for bad arguments.
+            GraphQL: connects with the connection_init payload (graphQLConnectionPayload of --config or the environment, or
+            the default) and reports connection_ack or the refusal with its close code; reads the server's schema by
+            introspection and checks every document the notifier would send (the configured graphQLOperations of --config,
+            or the default documents), naming each missing operation, argument or field, and each variable whose type does
+            not fit its argument or cannot hold the identity the notifier sends. AppSync: confirms the five channels of
+            --user subscribe. Exit status 0 when everything checks out, 1 otherwise, 2 for bad arguments.
             """
     )
 
@@ -55,6 +57,10 @@ struct PreflightCommand: AsyncParsableCommand {
         var base = RealtimeConfiguration()
         if let config {
             do { base = try base.applyingFile(config) } catch { throw CLIFailure.badArgument("--config", "\(error)") }
+        }
+        // VORTEX_REALTIME_* (graphQLConnectionPayload among them) as the app reads them; the options below win.
+        do { base = try base.applyingEnvironment(ProcessInfo.processInfo.environment) } catch {
+            throw CLIFailure.badArgument("VORTEX_REALTIME_*", "\(error)")
         }
         base.transport = transport
         base.failover.enabled = false

@@ -22,6 +22,14 @@ struct AuthOptions: ParsableArguments {
 
     /// The credentials, reading the environment for IAM.
     func credentials(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> AuthCredentials {
+        try Self.credentials(apiKey: apiKey, token: token, environment: environment)
+    }
+
+    /// The credentials of `--api-key`, else `--token`, else `--iam` from the environment (commands that take the
+    /// three options themselves share this).
+    static func credentials(
+        apiKey: String?, token: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> AuthCredentials {
         if let apiKey { return .apiKey(apiKey) }
         if let token { return .bearerToken(token) }
         func required(_ name: String) throws -> String {
