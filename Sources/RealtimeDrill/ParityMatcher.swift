@@ -5,9 +5,11 @@ import Foundation
 /// trigger.
 ///
 /// 1. ``EventMatcher`` pairs the events (same kind, entity and fields, instants within ``tolerance``).
-/// 2. Events that arrived before `start` or after `end` (while both sides were live but the run had not begun, or
-///    while the run settled) are candidates for pairing only: a pair with both outside the run is dropped, an unpaired
-///    one is listed under `atEdges`, not judged (its counterpart may have come before the notifiers were live).
+/// 2. Events that arrived before `start` (both sides live, the run not yet begun) are candidates for pairing only: a
+///    pair that arrived entirely before the run is dropped. A pair that arrived while the run settled after `end`
+///    belongs to the run (its events were in flight when the traffic stopped). An unpaired event before `start` or
+///    after `end` is listed under `atEdges`, not judged (its counterpart may have come before the notifiers were live,
+///    or after the run stopped).
 /// 3. A mismatch inside a gap that explains it is listed under `insideGaps`: an event seen on AppSync Events only,
 ///    inside a gap GraphQL reported (GraphQL said it may have missed events then), and the reverse; a difference inside
 ///    a gap either side reported.
@@ -29,8 +31,9 @@ public struct ParityMatcher: Sendable {
     ) -> ShadowParityReport {
         let pairing = EventMatcher(tolerance: tolerance).pair(appsync, graphql)
         func outside(_ event: ObservedEvent) -> Bool { event.arrivedAt < start || event.arrivedAt > end }
+        func early(_ event: ObservedEvent) -> Bool { event.arrivedAt < start }
         var events = ShadowParityReport.Events(
-            matched: pairing.matched.filter { !(outside($0.left) && outside($0.right)) }.map {
+            matched: pairing.matched.filter { !(early($0.left) && early($0.right)) }.map {
                 .init(
                     appsync: $0.left, graphql: $0.right,
                     arrivalDifferenceMilliseconds: $0.right.arrivedAt.timeIntervalSince($0.left.arrivedAt) * 1000)

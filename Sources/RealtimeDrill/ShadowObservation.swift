@@ -40,6 +40,9 @@ final class ShadowObservation: Sendable {
     /// The events GraphQL delivered so far.
     var graphQLEvents: [ObservedEvent] { graphQLRecorder.observed(identity: identity) }
 
+    /// When the last value arrived on either side.
+    var lastArrival: Date { max(appSyncRecorder.lastReceived, graphQLRecorder.lastReceived) }
+
     /// The report on everything observed, judging the events that arrived from `start` to `end`.
     func judge(_ matcher: ParityMatcher, start: Date, end: Date) -> ShadowParityReport {
         matcher.judge(

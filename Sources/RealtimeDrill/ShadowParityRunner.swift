@@ -10,6 +10,9 @@ public struct ShadowParityRunner: Sendable {
     public var tolerance: TimeInterval = 2
     /// How long both sides may take to get live, in seconds. Default 15.
     public var liveTimeout: TimeInterval = 15
+    /// How long nothing may arrive on either side before a settled run stops waiting for events still in flight.
+    /// Default 0.3 s.
+    public var settleQuiet: TimeInterval = 0.3
     /// Progress lines.
     public var onProgress: @Sendable (String) -> Void = { _ in }
 
@@ -17,8 +20,8 @@ public struct ShadowParityRunner: Sendable {
     public init(target: DrillTarget) { self.target = target }
 
     /// Observes both sides from the moment both are live while `traffic` runs (it returns when the run should end:
-    /// after a duration, on a signal, or when its events are out), then waits up to ``tolerance`` (at least 0.5 s) for
-    /// counterparts still in flight, and judges.
+    /// after a duration, on a signal, or when its events are out), then settles — waits until every event has its
+    /// counterpart and nothing new arrived for ``settleQuiet``, at most ``tolerance`` (at least 0.5 s) — and judges.
     public func run(traffic: @Sendable () async throws -> Void) async throws -> ShadowParityReport {
         let observation = try await ShadowObservation.start(target)
         do {
@@ -40,7 +43,10 @@ public struct ShadowParityRunner: Sendable {
     private func settle(_ observation: ShadowObservation, start: Date, end: Date) async throws {
         let matcher = ParityMatcher(tolerance: tolerance)
         let deadline = end.addingTimeInterval(max(0.5, tolerance))
-        while Date() < deadline, !observation.settled(matcher, start: start, end: end) {
+        // Settled by itself is not enough: the traffic's last events may still be in flight to both sides.
+        while Date() < deadline,
+            !observation.settled(matcher, start: start, end: end) || observation.lastArrival > Date().addingTimeInterval(-settleQuiet)
+        {
             try await Task.sleep(for: .milliseconds(100))
         }
     }

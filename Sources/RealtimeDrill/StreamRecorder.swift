@@ -12,6 +12,7 @@ final class StreamRecorder: Sendable {
 
     private let entries = Locked<[String: [Entry]]>([:])
     private let connectionEvents = Locked<[NotifierConnectionEvent]>([])
+    private let latest = Locked(Date.distantPast)
     private let tasks = Locked<[Task<Void, Never>]>([])
     /// Values are shown only after the warm-up (the sentinels are not part of the story).
     private let displaying = Locked(false)
@@ -50,7 +51,9 @@ final class StreamRecorder: Sendable {
             let timestamp =
                 (value as? any VortexEventPayload)?.timestamp
                 ?? (value as? DeviceStateOutput)?.timestamp ?? (value as? OrganizationStateOutput)?.timestamp ?? ""
-            entries.withLock { $0[name, default: []].append(Entry(timestamp: timestamp, json: json, receivedAt: Date())) }
+            let now = Date()
+            entries.withLock { $0[name, default: []].append(Entry(timestamp: timestamp, json: json, receivedAt: now)) }
+            latest.withLock { $0 = max($0, now) }
             if displaying.withLock({ $0 }) { onValue(name, json) }
         }
     }
@@ -58,6 +61,9 @@ final class StreamRecorder: Sendable {
     func values(of stream: String) -> [Entry] { entries.withLock { $0[stream] ?? [] } }
 
     var events: [NotifierConnectionEvent] { connectionEvents.withLock { $0 } }
+
+    /// When the last value of any stream arrived (`distantPast` before the first).
+    var lastReceived: Date { latest.withLock { $0 } }
 
     /// Every value of the nine streams so far, normalised for matching.
     func observed(identity: DrillIdentity) -> [ObservedEvent] {

@@ -108,6 +108,15 @@ struct ParityMatcherTests {
             name: "an unpaired event before the run started is not judged",
             appsync: [event(stamp: 0.5, arrival: 0.5)], graphql: [], expected: [0, 0, 0, 0, 0, 1]),
         Case(
+            name: "a pair that arrived entirely before the run is dropped",
+            appsync: [event(stamp: 0.5, arrival: 0.5)], graphql: [event(stamp: 0.5, arrival: 0.6)], expected: [0, 0, 0, 0, 0, 0]),
+        Case(
+            name: "a pair that landed while the run settled belongs to the run",
+            appsync: [event(stamp: 99.9, arrival: 100.2)], graphql: [event(stamp: 99.9, arrival: 100.4)], expected: [1, 0, 0, 0, 0, 0]),
+        Case(
+            name: "an unpaired event after the run ended is not judged",
+            appsync: [event(stamp: 100.5, arrival: 100.5)], graphql: [], expected: [0, 0, 0, 0, 0, 1]),
+        Case(
             name: "a pair that straddles the start is matched",
             appsync: [event(stamp: 0.9, arrival: 0.9)], graphql: [event(stamp: 0.9, arrival: 1.1)], expected: [1, 0, 0, 0, 0, 0]),
         Case(
