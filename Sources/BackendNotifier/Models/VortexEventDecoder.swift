@@ -5,17 +5,30 @@ import SubscriberCore
 /// callers can log them at debug level), absent or `null` optional fields decode as `nil`, and unknown enum
 /// values decode as `.unknown`. Only malformed JSON, a wrong type or a missing required field fails, with a
 /// ``VortexDecodingError`` that names the field.
+///
+/// What is required depends on the protocol the payload came by. The nine-kind payloads of AppSync Events (the new
+/// schema, ``decode(_:from:)`` and ``decode(routingByEventTypeIn:)``) require `eventType` and `timestamp` on every
+/// event, and `userId` and `revokedAt` on a token revocation. Legacy GraphQL payloads (``decodeLegacy(_:from:)``)
+/// require only what the legacy schema makes non-null (`userId`, `revokedAt`): `eventType` and `timestamp` are not
+/// part of it.
 public struct VortexEventDecoder: Sendable {
     /// One decoder for every event (decoding does not mutate it), instead of one allocated per event.
     private let decoder = JSONDecoder()
     /// Creates a decoder.
     public init() {}
 
-    /// Decodes `json` as the payload of `kind` (the kind of the channel it arrived on).
+    /// Decodes `json` as the payload of `kind` (the kind of the channel it arrived on), as the new schema has it:
+    /// a payload without `eventType` or `timestamp` fails with ``VortexDecodingError/missingField(model:field:)``.
     ///
     /// The payload's `eventType` is not checked against `kind`; see ``decode(routingByEventTypeIn:)`` for
     /// wildcard subscriptions.
     public func decode(_ kind: VortexEventKind, from json: Data) -> Result<VortexEvent, VortexDecodingError> {
+        decodeModel(kind, from: json).flatMap(Self.requiringMetadata)
+    }
+
+    /// Decodes `json` as the model of `kind`, requiring only what the model itself requires (legacy GraphQL payloads
+    /// may lack `eventType` and `timestamp`).
+    func decodeModel(_ kind: VortexEventKind, from json: Data) -> Result<VortexEvent, VortexDecodingError> {
         switch kind {
         case .devicePresence: decodeLegacy(DevicePresenceOutput.self, from: json).map(VortexEvent.devicePresence)
         case .deviceRecording: decodeLegacy(DeviceRecordingOutput.self, from: json).map(VortexEvent.deviceRecording)
@@ -30,7 +43,8 @@ public struct VortexEventDecoder: Sendable {
     }
 
     /// Decodes `json` as the kind its `eventType` names (``VortexEventKind/init(eventType:)``): for payloads
-    /// from a wildcard subscription such as `vortex-app/user/{userId}/device/*`.
+    /// from a wildcard subscription such as `vortex-app/user/{userId}/device/*`. Requires what ``decode(_:from:)``
+    /// requires.
     ///
     /// Fails with ``VortexDecodingError/unknownEventType(_:)`` when `eventType` is absent or names no kind.
     public func decode(routingByEventTypeIn json: Data) -> Result<VortexEvent, VortexDecodingError> {
@@ -46,8 +60,34 @@ public struct VortexEventDecoder: Sendable {
         }
     }
 
+    /// The fields the new schema requires on every event beyond what the models require themselves.
+    static let requiredMetadata = ["eventType", "timestamp"]
+
+    /// `event`, or ``VortexDecodingError/missingField(model:field:)`` for the first of `eventType` and `timestamp` it
+    /// lacks. (Read through each concrete model: `VortexEvent.payload` would box the model on every event.)
+    static func requiringMetadata(_ event: VortexEvent) -> Result<VortexEvent, VortexDecodingError> {
+        func missing<P: VortexEventPayload>(_ payload: P) -> String? {
+            payload.eventType == nil ? "eventType" : payload.timestamp == nil ? "timestamp" : nil
+        }
+        let field: String? =
+            switch event {
+            case .devicePresence(let value): missing(value)
+            case .deviceRecording(let value): missing(value)
+            case .deviceFirmware(let value): missing(value)
+            case .archiveState(let value): missing(value)
+            case .licensePhase(let value): missing(value)
+            case .plan(let value): missing(value)
+            case .aiSettings(let value): missing(value)
+            case .roleChanged(let value): missing(value)
+            case .tokenRevoked(let value): missing(value)
+            }
+        guard let field else { return .success(event) }
+        return .failure(.missingField(model: event.kind.payloadType.modelName, field: field))
+    }
+
     /// Decodes `json` as `type`: for the merged legacy outputs (``DeviceStateOutput``,
-    /// ``OrganizationStateOutput``) and any other payload model, with the same error translation.
+    /// ``OrganizationStateOutput``) and any other payload model, with the same error translation. Requires what the
+    /// model requires and nothing more, as legacy GraphQL payloads need (no `eventType` or `timestamp`).
     public func decodeLegacy<T: Decodable>(_ type: T.Type, from json: Data) -> Result<T, VortexDecodingError> {
         if let value = FlatJSONDecoder.decode(type, from: json) { return .success(value) }
         return decodeWithJSONDecoder(type, from: json)
@@ -60,30 +100,46 @@ public struct VortexEventDecoder: Sendable {
         return decodeWithJSONDecoder(type, from: json)
     }
 
-    /// Decodes an AppSync Events payload, scanning it once where the fast path applies: its kind (`kind`, or the one
-    /// its `eventType` names) and its model. `nil` when `kind` is `nil` and `eventType` names no kind.
+    /// Decodes a payload of the notifier's upstreams, scanning it once where the fast path applies: its kind (`kind`, or
+    /// the one its `eventType` names) and its model. `requiringMetadata`: the new schema's `eventType` and `timestamp`
+    /// are required too (AppSync Events; legacy GraphQL payloads may lack them). The kind is `nil` when `kind` is `nil`
+    /// and `eventType` names no kind; the result is then ``VortexDecodingError/unknownEventType(_:)``.
     func decodeEvent(
-        _ json: Data, kind fixed: VortexEventKind?
-    ) -> (kind: VortexEventKind, result: Result<VortexEvent, VortexDecodingError>)? {
+        _ json: Data, kind fixed: VortexEventKind?, requiringMetadata: Bool
+    ) -> (kind: VortexEventKind?, result: Result<VortexEvent, VortexDecodingError>) {
         enum Fast {
             case notApplicable
-            case unknownKind
+            case unknownKind(String?)
             case decoded(VortexEventKind, VortexEvent?)
         }
         let fast = json.withUnsafeBytes { raw -> Fast in
             guard let object = FlatJSONDecoder.object(raw.bindMemory(to: UInt8.self)) else { return .notApplicable }
-            guard let kind = fixed ?? object.string("eventType").flatMap(VortexEventKind.init(eventType:)) else { return .unknownKind }
+            if let fixed { return .decoded(fixed, Self.event(fixed, from: object)) }
+            let eventType = object.string("eventType")
+            guard let kind = eventType.flatMap(VortexEventKind.init(eventType:)) else { return .unknownKind(eventType) }
             return .decoded(kind, Self.event(kind, from: object))
         }
+        let kind: VortexEventKind
+        let result: Result<VortexEvent, VortexDecodingError>
         switch fast {
-        case .unknownKind: return nil
-        case .decoded(let kind, let event?): return (kind, .success(event))
+        case .unknownKind(let eventType):
+            return (nil, .failure(.unknownEventType(eventType)))
+        case .decoded(let decodedKind, let event?):
+            kind = decodedKind
+            result = .success(event)
         // JSONDecoder decides, and names what is wrong.
-        case .decoded(let kind, nil): return (kind, decode(kind, from: json))
+        case .decoded(let decodedKind, nil):
+            kind = decodedKind
+            result = decodeModel(decodedKind, from: json)
         case .notApplicable:
-            guard let kind = fixed ?? Self.eventKind(in: json) else { return nil }
-            return (kind, decode(kind, from: json))
+            let eventType = fixed == nil ? Self.eventType(in: json) : nil
+            guard let routed = fixed ?? eventType.flatMap(VortexEventKind.init(eventType:)) else {
+                return (nil, .failure(.unknownEventType(eventType)))
+            }
+            kind = routed
+            result = decodeModel(routed, from: json)
         }
+        return (kind, requiringMetadata ? result.flatMap(Self.requiringMetadata) : result)
     }
 
     private static func event(_ kind: VortexEventKind, from object: FlatJSONDecoder.ObjectView) -> VortexEvent? {
@@ -100,18 +156,23 @@ public struct VortexEventDecoder: Sendable {
         }
     }
 
-    /// The kind `eventType` names, read with the envelope scanner (no full decode), for payloads the fast path leaves
-    /// to `JSONDecoder`.
-    static func eventKind(in json: Data) -> VortexEventKind? {
+    /// The `eventType` string, read with the envelope scanner (no full decode), for payloads the fast path leaves to
+    /// `JSONDecoder`.
+    static func eventType(in json: Data) -> String? {
         json.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
-            guard let envelope = try? JSONEnvelope(scanning: bytes), let type = envelope.string("eventType", in: bytes) else { return nil }
-            return VortexEventKind(eventType: type)
+            guard let envelope = try? JSONEnvelope(scanning: bytes) else { return nil }
+            return envelope.string("eventType", in: bytes)
         }
     }
 
+    /// The name errors give `type`: the model's own (``VortexEventPayload/modelName``) or the type's.
+    private static func modelName<T>(_ type: T.Type) -> String {
+        (type as? any VortexEventPayload.Type)?.modelName ?? String(describing: type)
+    }
+
     private func decodeWithJSONDecoder<T: Decodable>(_ type: T.Type, from json: Data) -> Result<T, VortexDecodingError> {
-        let model = String(describing: type)
+        let model = Self.modelName(type)
         do {
             return .success(try decoder.decode(type, from: json))
         } catch let error as DecodingError {
@@ -138,7 +199,7 @@ public struct VortexEventDecoder: Sendable {
             else { continue }
             let value = members[key].flatMap { try? JSONEncoder().encode($0) }.map { String(decoding: $0, as: UTF8.self) }
             return .invalidValue(
-                model: String(describing: type), field: key,
+                model: Self.modelName(type), field: key,
                 detail: "\(value ?? "the value") cannot be represented, such as a fraction for an integer")
         }
         return nil
