@@ -61,16 +61,20 @@ public struct IntrospectedSchema: Sendable, Equatable {
     }
 
     /// Every problem of `document` against this schema: each missing operation (subscription field), argument or
-    /// field named, as `Type.field` or `field(argument:)`. Empty when the document checks out.
-    public func problems(of document: String) -> [String] {
+    /// field named, as `Type.field` or `field(argument:)`. Empty when the document checks out. `operationName` picks
+    /// the operation of a document that holds several.
+    public func problems(of document: String, operationName: String? = nil) -> [String] {
         let selection: [GraphQLSelection]
-        var parser = GraphQLSelectionParser(document)
-        do { selection = try parser.parseSubscription() } catch {
+        do { selection = try GraphQLSelectionParser.subscription(in: document, operationName: operationName) } catch {
             return ["the document does not parse: \(error)"]
         }
         guard let root = subscriptionType, let rootFields = types[root] else { return ["the schema has no subscription type"] }
         var problems: [String] = []
         for item in selection {
+            guard !item.isFragment else {
+                problems.append("the document does not parse: fragments are not supported")
+                continue
+            }
             guard let field = rootFields[item.name] else {
                 problems.append("missing operation: \(root).\(item.name)")
                 continue
@@ -96,6 +100,10 @@ public struct IntrospectedSchema: Sendable, Equatable {
             return problems + ["\(parent).\(item.name) is a \(field.type), which has no fields to select"]
         }
         for child in children where !child.name.hasPrefix("__") {
+            guard !child.isFragment else {
+                problems.append("the document does not parse: fragments are not supported")
+                continue
+            }
             guard let childField = members[child.name] else {
                 problems.append("missing field: \(field.type).\(child.name)")
                 continue
