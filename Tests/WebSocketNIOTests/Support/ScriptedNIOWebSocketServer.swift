@@ -42,12 +42,10 @@ final class ScriptedNIOWebSocketServer: Sendable {
         var clientDisconnected = false
     }
 
-    let options: Options
     private let server: NIOWebSocketTestServer
     fileprivate let state: Locked<State>
 
-    private init(options: Options, server: NIOWebSocketTestServer, state: Locked<State>) {
-        self.options = options
+    private init(server: NIOWebSocketTestServer, state: Locked<State>) {
         self.server = server
         self.state = state
     }
@@ -73,7 +71,7 @@ final class ScriptedNIOWebSocketServer: Sendable {
             behaviour.upgrade = .reject(status)
         }
         let server = try await NIOWebSocketTestServer.start(behaviour)
-        return ScriptedNIOWebSocketServer(options: options, server: server, state: state)
+        return ScriptedNIOWebSocketServer(server: server, state: state)
     }
 
     /// Stops listening and drops every accepted connection.
