@@ -23,22 +23,30 @@ public struct VortexEventDecoder: Sendable {
     /// The payload's `eventType` is not checked against `kind`; see ``decode(routingByEventTypeIn:)`` for
     /// wildcard subscriptions.
     public func decode(_ kind: VortexEventKind, from json: Data) -> Result<VortexEvent, VortexDecodingError> {
-        decodeModel(kind, from: json).flatMap(Self.requiringMetadata)
+        decodeModel(kind, from: json, requiringMetadata: true)
     }
 
-    /// Decodes `json` as the model of `kind`, requiring only what the model itself requires (legacy GraphQL payloads
-    /// may lack `eventType` and `timestamp`).
-    func decodeModel(_ kind: VortexEventKind, from json: Data) -> Result<VortexEvent, VortexDecodingError> {
-        switch kind {
-        case .devicePresence: decodeLegacy(DevicePresenceOutput.self, from: json).map(VortexEvent.devicePresence)
-        case .deviceRecording: decodeLegacy(DeviceRecordingOutput.self, from: json).map(VortexEvent.deviceRecording)
-        case .deviceFirmware: decodeLegacy(DeviceFirmwareOutput.self, from: json).map(VortexEvent.deviceFirmware)
-        case .archiveState: decodeLegacy(ArchiveStateOutput.self, from: json).map(VortexEvent.archiveState)
-        case .licensePhase: decodeLegacy(LicenseStateOutput.self, from: json).map(VortexEvent.licensePhase)
-        case .plan: decodeLegacy(PlanStateOutput.self, from: json).map(VortexEvent.plan)
-        case .aiSettings: decodeLegacy(AISettingsOutput.self, from: json).map(VortexEvent.aiSettings)
-        case .roleChanged: decodeLegacy(RoleChangeOutput.self, from: json).map(VortexEvent.roleChanged)
-        case .tokenRevoked: decodeLegacy(UserTokenRevokeOutput.self, from: json).map(VortexEvent.tokenRevoked)
+    /// Decodes `json` as the model of `kind`; `requiringMetadata`: the new schema's `eventType` and `timestamp` are
+    /// required too (legacy GraphQL payloads may lack them).
+    func decodeModel(
+        _ kind: VortexEventKind, from json: Data, requiringMetadata required: Bool = false
+    ) -> Result<VortexEvent, VortexDecodingError> {
+        func model<T: FlatDecodable & VortexEventPayload>(_ wrap: (T) -> VortexEvent) -> Result<VortexEvent, VortexDecodingError> {
+            Self.checked(decodeLegacy(T.self, from: json), required, wrap)
+        }
+        func model<T: VortexEventPayload>(_ wrap: (T) -> VortexEvent) -> Result<VortexEvent, VortexDecodingError> {
+            Self.checked(decodeLegacy(T.self, from: json), required, wrap)
+        }
+        return switch kind {
+        case .devicePresence: model(VortexEvent.devicePresence)
+        case .deviceRecording: model(VortexEvent.deviceRecording)
+        case .deviceFirmware: model(VortexEvent.deviceFirmware)
+        case .archiveState: model(VortexEvent.archiveState)
+        case .licensePhase: model(VortexEvent.licensePhase)
+        case .plan: model(VortexEvent.plan)
+        case .aiSettings: model(VortexEvent.aiSettings)
+        case .roleChanged: model(VortexEvent.roleChanged)
+        case .tokenRevoked: model(VortexEvent.tokenRevoked)
         }
     }
 
@@ -63,26 +71,23 @@ public struct VortexEventDecoder: Sendable {
     /// The fields the new schema requires on every event beyond what the models require themselves.
     static let requiredMetadata = ["eventType", "timestamp"]
 
-    /// `event`, or ``VortexDecodingError/missingField(model:field:)`` for the first of `eventType` and `timestamp` it
-    /// lacks. (Read through each concrete model: `VortexEvent.payload` would box the model on every event.)
-    static func requiringMetadata(_ event: VortexEvent) -> Result<VortexEvent, VortexDecodingError> {
-        func missing<P: VortexEventPayload>(_ payload: P) -> String? {
-            payload.eventType == nil ? "eventType" : payload.timestamp == nil ? "timestamp" : nil
-        }
-        let field: String? =
-            switch event {
-            case .devicePresence(let value): missing(value)
-            case .deviceRecording(let value): missing(value)
-            case .deviceFirmware(let value): missing(value)
-            case .archiveState(let value): missing(value)
-            case .licensePhase(let value): missing(value)
-            case .plan(let value): missing(value)
-            case .aiSettings(let value): missing(value)
-            case .roleChanged(let value): missing(value)
-            case .tokenRevoked(let value): missing(value)
+    /// The decoded model wrapped as its event, or, when `required`, ``VortexDecodingError/missingField(model:field:)``
+    /// for the first of `eventType` and `timestamp` it lacks. Checked on the concrete model as it is moved into the
+    /// event: reading it back out of the event, or mapping results, copied it (a retain per string) on every event.
+    @inline(__always)
+    static func checked<P: VortexEventPayload>(
+        _ decoded: Result<P, VortexDecodingError>, _ required: Bool, _ wrap: (P) -> VortexEvent
+    ) -> Result<VortexEvent, VortexDecodingError> {
+        switch decoded {
+        case .failure(let error):
+            return .failure(error)
+        case .success(let model):
+            if required {
+                if model.eventType == nil { return .failure(.missingField(model: P.modelName, field: "eventType")) }
+                if model.timestamp == nil { return .failure(.missingField(model: P.modelName, field: "timestamp")) }
             }
-        guard let field else { return .success(event) }
-        return .failure(.missingField(model: event.kind.payloadType.modelName, field: field))
+            return .success(wrap(model))
+        }
     }
 
     /// Decodes `json` as `type`: for the merged legacy outputs (``DeviceStateOutput``,
@@ -110,49 +115,54 @@ public struct VortexEventDecoder: Sendable {
         enum Fast {
             case notApplicable
             case unknownKind(String?)
-            case decoded(VortexEventKind, VortexEvent?)
+            case decoded(VortexEventKind, Result<VortexEvent, VortexDecodingError>?)
         }
         let fast = json.withUnsafeBytes { raw -> Fast in
             guard let object = FlatJSONDecoder.object(raw.bindMemory(to: UInt8.self)) else { return .notApplicable }
-            if let fixed { return .decoded(fixed, Self.event(fixed, from: object)) }
+            if let fixed { return .decoded(fixed, Self.event(fixed, from: object, requiringMetadata: requiringMetadata)) }
             let eventType = object.string("eventType")
             guard let kind = eventType.flatMap(VortexEventKind.init(eventType:)) else { return .unknownKind(eventType) }
-            return .decoded(kind, Self.event(kind, from: object))
+            return .decoded(kind, Self.event(kind, from: object, requiringMetadata: requiringMetadata))
         }
-        let kind: VortexEventKind
-        let result: Result<VortexEvent, VortexDecodingError>
         switch fast {
         case .unknownKind(let eventType):
             return (nil, .failure(.unknownEventType(eventType)))
-        case .decoded(let decodedKind, let event?):
-            kind = decodedKind
-            result = .success(event)
+        case .decoded(let kind, let result?):
+            return (kind, result)
         // JSONDecoder decides, and names what is wrong.
-        case .decoded(let decodedKind, nil):
-            kind = decodedKind
-            result = decodeModel(decodedKind, from: json)
+        case .decoded(let kind, nil):
+            return (kind, decodeModel(kind, from: json, requiringMetadata: requiringMetadata))
         case .notApplicable:
             let eventType = fixed == nil ? Self.eventType(in: json) : nil
-            guard let routed = fixed ?? eventType.flatMap(VortexEventKind.init(eventType:)) else {
+            guard let kind = fixed ?? eventType.flatMap(VortexEventKind.init(eventType:)) else {
                 return (nil, .failure(.unknownEventType(eventType)))
             }
-            kind = routed
-            result = decodeModel(routed, from: json)
+            return (kind, decodeModel(kind, from: json, requiringMetadata: requiringMetadata))
         }
-        return (kind, requiringMetadata ? result.flatMap(Self.requiringMetadata) : result)
     }
 
-    private static func event(_ kind: VortexEventKind, from object: FlatJSONDecoder.ObjectView) -> VortexEvent? {
-        switch kind {
-        case .devicePresence: return (try? DevicePresenceOutput(flat: object)).map(VortexEvent.devicePresence)
-        case .deviceRecording: return (try? DeviceRecordingOutput(flat: object)).map(VortexEvent.deviceRecording)
-        case .deviceFirmware: return (try? DeviceFirmwareOutput(flat: object)).map(VortexEvent.deviceFirmware)
-        case .archiveState: return FlatJSONDecoder.decode(ArchiveStateOutput.self, from: object).map(VortexEvent.archiveState)
-        case .licensePhase: return FlatJSONDecoder.decode(LicenseStateOutput.self, from: object).map(VortexEvent.licensePhase)
-        case .plan: return FlatJSONDecoder.decode(PlanStateOutput.self, from: object).map(VortexEvent.plan)
-        case .aiSettings: return FlatJSONDecoder.decode(AISettingsOutput.self, from: object).map(VortexEvent.aiSettings)
-        case .roleChanged: return FlatJSONDecoder.decode(RoleChangeOutput.self, from: object).map(VortexEvent.roleChanged)
-        case .tokenRevoked: return FlatJSONDecoder.decode(UserTokenRevokeOutput.self, from: object).map(VortexEvent.tokenRevoked)
+    /// The fast path's model of `kind` (checked as ``checked(_:_:_:)`` says); `nil` when the fast path does not apply.
+    private static func event(
+        _ kind: VortexEventKind, from object: FlatJSONDecoder.ObjectView, requiringMetadata required: Bool
+    ) -> Result<VortexEvent, VortexDecodingError>? {
+        func flat<T: FlatDecodable & VortexEventPayload>(_ wrap: (T) -> VortexEvent) -> Result<VortexEvent, VortexDecodingError>? {
+            guard let model = try? T(flat: object) else { return nil }
+            return checked(.success(model), required, wrap)
+        }
+        func viaDecoder<T: VortexEventPayload>(_ wrap: (T) -> VortexEvent) -> Result<VortexEvent, VortexDecodingError>? {
+            guard let model = FlatJSONDecoder.decode(T.self, from: object) else { return nil }
+            return checked(.success(model), required, wrap)
+        }
+        return switch kind {
+        case .devicePresence: flat(VortexEvent.devicePresence)
+        case .deviceRecording: flat(VortexEvent.deviceRecording)
+        case .deviceFirmware: flat(VortexEvent.deviceFirmware)
+        case .archiveState: viaDecoder(VortexEvent.archiveState)
+        case .licensePhase: viaDecoder(VortexEvent.licensePhase)
+        case .plan: viaDecoder(VortexEvent.plan)
+        case .aiSettings: viaDecoder(VortexEvent.aiSettings)
+        case .roleChanged: viaDecoder(VortexEvent.roleChanged)
+        case .tokenRevoked: viaDecoder(VortexEvent.tokenRevoked)
         }
     }
 
