@@ -118,6 +118,30 @@ struct DeliveryBatchTests {
         #expect(buffer.enqueue(event(1)) == .terminated)
     }
 
+    @Test("a producer thread racing the consumer's waits hands over every element, in order (run it under TSan)")
+    func producerRacesWaits() async throws {
+        let count = 20_000
+        let buffer = StreamBuffer<Int>(limit: count)
+        let stream = buffer.makeThrowingStream()
+        // One element per signal, the next only once the consumer took it: the consumer waits for nearly every element,
+        // and is woken as it waits or just before (the resume racing its way to the await).
+        let producer = Thread {
+            for n in 0..<count {
+                _ = buffer.enqueue(n)
+                buffer.signal()
+                while buffer.state.withLock({ $0.count > 0 }) {}
+            }
+            buffer.finish()
+        }
+        producer.start()
+        let received = try await withTestTimeout(60, "the consumer") {
+            var received: [Int] = []
+            for try await n in stream { received.append(n) }
+            return received
+        }
+        #expect(received == Array(0..<count))
+    }
+
     @Test("a stream finished with an error ends with it after the queued events; finishing is not the consumer going")
     func finishWithError() async throws {
         let (stream, sink) = SubscriptionSink.make(bufferLimit: 4, label: "batch", logger: Self.logger)
