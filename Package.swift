@@ -173,15 +173,34 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Test support, never a product: the WebSocket server on SwiftNIO that the NIO connector's tests (scripted) and
+        // the fuzz suite (hostile) configure. Kept out of RealtimeTesting so an app's test target does not link NIO.
+        .target(
+            name: "NIOTestServer",
+            dependencies: [
+                "SubscriberCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            path: "Tests/NIOTestServer",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "SubscriberCoreTests",
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
-                "WebSocketNIO",
                 "SubscriberCore", "RealtimeTesting",
-                // The real-socket smoke test runs a minimal scripted WebSocket server on NIO.
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The NIO connector on real sockets, against the scripted server of NIOTestServer.
+        .testTarget(
+            name: "WebSocketNIOTests",
+            dependencies: [
+                "WebSocketNIO", "NIOTestServer", "SubscriberCore", "RealtimeTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
@@ -239,12 +258,10 @@ let package = Package(
         .testTarget(
             name: "FuzzTests",
             dependencies: [
-                "WebSocketNIO",
+                "WebSocketNIO", "NIOTestServer",
                 "AppSyncEventsTransport", "GraphQLTransport", "SubscriberCore", "RealtimeTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
             swiftSettings: strictSettings

@@ -145,21 +145,26 @@ public struct IntrospectedSchema: Sendable, Equatable {
     }
 
     /// Every problem of `document` against this schema: each missing operation (subscription field), argument or
-    /// field named, as `Type.field` or `field(argument:)`. Empty when the document checks out.
+    /// field named, as `Type.field` or `field(argument:)`. Empty when the document checks out. `operationName` picks
+    /// the operation of a document that holds several.
     ///
     /// With `supplied` (the variables the notifier will send: `userId`, `orgId`, `organizationId` as the document
     /// declares them, all strings), the variables are checked too, each mismatch named: a required variable nobody
     /// supplies, a declared type that cannot hold a string, a type unknown to the schema, a variable used where its
     /// type does not fit the argument's, one used but not declared, one declared but not used.
-    public func problems(of document: String, supplied: Set<String>? = nil) -> [String] {
-        let selection: [GraphQLSelection]
-        var parser = GraphQLSelectionParser(document)
-        do { selection = try parser.parseSubscription() } catch {
+    public func problems(of document: String, operationName: String? = nil, supplied: Set<String>? = nil) -> [String] {
+        let operation: GraphQLOperationReading
+        do { operation = try GraphQLSelectionParser.subscriptionOperation(in: document, operationName: operationName) } catch {
             return ["the document does not parse: \(error)"]
         }
+        let selection = operation.selection
         guard let root = subscriptionType, let rootFields = types[root] else { return ["the schema has no subscription type"] }
         var problems: [String] = []
         for item in selection {
+            guard !item.isFragment else {
+                problems.append("the document does not parse: fragments are not supported")
+                continue
+            }
             guard let field = rootFields[item.name] else {
                 problems.append("missing operation: \(root).\(item.name)")
                 continue
@@ -167,7 +172,7 @@ public struct IntrospectedSchema: Sendable, Equatable {
             problems += check(item, field: field, parent: root)
         }
         if let supplied {
-            problems += variableProblems(parser.variableDefinitions, selection: selection, root: root, supplied: supplied)
+            problems += variableProblems(operation.variableDefinitions, selection: selection, root: root, supplied: supplied)
         }
         return problems
     }
@@ -250,6 +255,10 @@ public struct IntrospectedSchema: Sendable, Equatable {
             return problems + ["\(parent).\(item.name) is a \(field.type), which has no fields to select"]
         }
         for child in children where !child.name.hasPrefix("__") {
+            guard !child.isFragment else {
+                problems.append("the document does not parse: fragments are not supported")
+                continue
+            }
             guard let childField = members[child.name] else {
                 problems.append("missing field: \(field.type).\(child.name)")
                 continue

@@ -1,6 +1,7 @@
 import Composition
 import Foundation
 import LocalBackend
+import SubscriberCore
 
 /// The scripted "day in the life" of a Vortex user: every one of the nine event kinds, each event with a unique
 /// timestamp so the drill can tell exactly which ones arrived where.
@@ -88,17 +89,17 @@ public enum DrillScript {
     /// Event number `index` of a sequence cycling through `kinds`, stamped `timestamp`, about `identity` (its
     /// organization, device group and user).
     public static func event(_ index: Int, kind: DomainEventKind, timestamp: String, identity: DrillIdentity = .sample) -> DomainEvent {
-        let device: [String: LocalBackend.JSONValue] = [
+        let device: [String: JSONValue] = [
             "mac": .string("00:1A:2B:3C:4D:5E"), "derivant": .string("VX-100"), "thingName": .string("thing-7"),
         ]
-        var payload: [String: LocalBackend.JSONValue]
+        var payload: [String: JSONValue]
         switch kind {
         case .devicePresence: payload = device.merging(["online": .bool(index % 2 == 1)]) { $1 }
         case .deviceRecording: payload = device.merging(["recording": .bool(index % 3 != 0)]) { $1 }
-        case .deviceFirmware: payload = device.merging(["fwUpdateState": .int(index % 16 - 1)]) { $1 }
+        case .deviceFirmware: payload = device.merging(["fwUpdateState": .number(Double(index % 16 - 1))]) { $1 }
         case .archiveState:
             payload = device.merging([
-                "status": .string("Ready"), "videoLength": .double(12.5), "videoSize": .int(1_048_576), "cloudSize": .int(524_288),
+                "status": .string("Ready"), "videoLength": .number(12.5), "videoSize": .number(1_048_576), "cloudSize": .number(524_288),
                 "hasH265": .bool(true), "createdAt": .string(timestamp),
             ]) { $1 }
         case .licensePhase: payload = ["licensePhase": .string(["Valid", "NoticePeriod", "GracePeriod"][index % 3])]

@@ -87,7 +87,7 @@ public final class ManualClock: Clock, Sendable {
     public func waitForSleeper(sleeping duration: Duration, timeout: Double = 5) async throws {
         let start = ContinuousClock.now
         while !state.withLock({ $0.sleepers.contains { $0.duration == duration } }) {
-            if ContinuousClock.now - start > .milliseconds(Int64(timeout * 1000)) {
+            if ContinuousClock.now - start > .milliseconds(Int64(TestTime.scaled(timeout) * 1000)) {
                 throw TestTimeoutError(what: "a sleeper of \(duration) on the manual clock")
             }
             try await Task.sleep(for: .milliseconds(1))
@@ -99,7 +99,7 @@ public final class ManualClock: Clock, Sendable {
     public func waitForSleepers(atLeast count: Int = 1, timeout: Double = 5) async throws {
         let start = ContinuousClock.now
         while sleeperCount < count {
-            if ContinuousClock.now - start > .milliseconds(Int64(timeout * 1000)) {
+            if ContinuousClock.now - start > .milliseconds(Int64(TestTime.scaled(timeout) * 1000)) {
                 throw TestTimeoutError(what: "\(count) sleeper(s) on the manual clock (have \(sleeperCount))")
             }
             try await Task.sleep(for: .milliseconds(1))

@@ -200,6 +200,7 @@ struct AppSyncProtocolTests {
     @Test("invalid channels and GraphQL topics fail the stream before anything is sent")
     func invalidRequests() async throws {
         let harness = try AppSyncHarness()
+        let states = await StateRecorder(harness.transport)
         let wildcardNamespace = await harness.subscribe("*")
         let graphQL = SubscriptionProbe(await harness.transport.subscribe(.graphQL(GraphQLOperation(query: "subscription { x }"))))
         guard case .failed(let first) = try await wildcardNamespace.ending(), case .failed(let second) = try await graphQL.ending() else {
@@ -208,8 +209,12 @@ struct AppSyncProtocolTests {
         #expect(first is RealtimeError)
         if case .invalidChannel = first as? RealtimeError {} else { Issue.record("expected invalidChannel, got \(first)") }
         if case .unsupported = second as? RealtimeError {} else { Issue.record("expected unsupported, got \(second)") }
-        try await Task.sleep(for: .milliseconds(20))
+        // disconnect() returns once whatever the transport started has ended: had it tried to connect, the server would
+        // have the connection and the states a `connecting` before the final `disconnected`.
+        await harness.transport.disconnect()
+        try await states.waitFor(.disconnected(.requested))
         #expect(harness.server.connectionCount == 0)
+        #expect(!states.recorded.contains(.connecting), "\(states.recorded)")
     }
 
     @Test("no log line contains the token, API key or signature")

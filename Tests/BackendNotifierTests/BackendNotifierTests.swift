@@ -174,7 +174,10 @@ struct BackendNotifierTests {
         let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("tokenRevoked"))
         upstream.send(json: #"{"eventType":"user/tokenRevoked","reason":"PASSWORD_CHANGED"}"#)
         upstream.send(json: "not json")
-        upstream.send(json: #"{"eventType":"user/tokenRevoked","userId":"u-1","revokedAt":"x","reason":"SOMETHING_NEW","extra":1}"#)
+        upstream.send(
+            json:
+                #"{"eventType":"user/tokenRevoked","timestamp":"\#(Samples.timestamp)","userId":"u-1","revokedAt":"x","reason":"SOMETHING_NEW","extra":1}"#
+        )
         let value = try await revokes.next()
         #expect(value.reason == .unknown("SOMETHING_NEW"))
         #expect(await harness.notifier.statistics().decodeFailures == 2)

@@ -83,18 +83,32 @@ struct ModelDecodingTests {
                 reason: .passwordChanged, requestId: "req-7c1e0f5b22")),
     ]
 
-    /// The value with every optional field `nil` (only the revocation's required fields set).
+    static let timestamp = "2025-01-01T00:00:00Z"
+
+    /// What the new schema requires of `kind`: `eventType` and `timestamp`, and the revocation's `userId` and `revokedAt`.
+    static func required(_ kind: VortexEventKind) -> [String: JSONValue] {
+        var required: [String: JSONValue] = ["eventType": .string(kind.eventType), "timestamp": .string(timestamp)]
+        if kind == .tokenRevoked {
+            required["userId"] = "u-1"
+            required["revokedAt"] = .string(timestamp)
+        }
+        return required
+    }
+
+    /// The value with every optional field `nil` (only the required fields set).
     static func empty(_ kind: VortexEventKind) -> VortexEvent {
-        switch kind {
-        case .devicePresence: .devicePresence(DevicePresenceOutput())
-        case .deviceRecording: .deviceRecording(DeviceRecordingOutput())
-        case .deviceFirmware: .deviceFirmware(DeviceFirmwareOutput())
-        case .archiveState: .archiveState(ArchiveStateOutput())
-        case .licensePhase: .licensePhase(LicenseStateOutput())
-        case .plan: .plan(PlanStateOutput())
-        case .aiSettings: .aiSettings(AISettingsOutput())
-        case .roleChanged: .roleChanged(RoleChangeOutput())
-        case .tokenRevoked: .tokenRevoked(UserTokenRevokeOutput(userId: "u-1", revokedAt: "2025-01-01T00:00:00Z"))
+        let (eventType, timestamp) = (kind.eventType, timestamp)
+        return switch kind {
+        case .devicePresence: .devicePresence(DevicePresenceOutput(eventType: eventType, timestamp: timestamp))
+        case .deviceRecording: .deviceRecording(DeviceRecordingOutput(eventType: eventType, timestamp: timestamp))
+        case .deviceFirmware: .deviceFirmware(DeviceFirmwareOutput(eventType: eventType, timestamp: timestamp))
+        case .archiveState: .archiveState(ArchiveStateOutput(eventType: eventType, timestamp: timestamp))
+        case .licensePhase: .licensePhase(LicenseStateOutput(eventType: eventType, timestamp: timestamp))
+        case .plan: .plan(PlanStateOutput(eventType: eventType, timestamp: timestamp))
+        case .aiSettings: .aiSettings(AISettingsOutput(eventType: eventType, timestamp: timestamp))
+        case .roleChanged: .roleChanged(RoleChangeOutput(eventType: eventType, timestamp: timestamp))
+        case .tokenRevoked:
+            .tokenRevoked(UserTokenRevokeOutput(eventType: eventType, timestamp: timestamp, userId: "u-1", revokedAt: timestamp))
         }
     }
 
@@ -141,9 +155,7 @@ struct ModelDecodingTests {
 
     @Test("missing or null optional fields decode as nil", arguments: VortexEventKind.allCases)
     func missingOptionalFields(_ kind: VortexEventKind) throws {
-        let required: [String: JSONValue] =
-            kind == .tokenRevoked
-            ? ["userId": "u-1", "revokedAt": "2025-01-01T00:00:00Z"] : [:]
+        let required = Self.required(kind)
         #expect(try Self.decoder.decode(kind, from: Self.data(required)).get() == Self.empty(kind))
 
         var allNull = required
@@ -170,11 +182,7 @@ struct ModelDecodingTests {
         ).get()
         #expect(revoke.reason == .unknown("ADMIN_FORCED_SIGN_OUT"))
 
-        let archive = try Self.decoder.decode(.archiveState, from: Self.data(#"{"status":"Archived"}"#)).get()
-        guard case .archiveState(let output) = archive else {
-            Issue.record("not an archive event")
-            return
-        }
+        let output = try Self.decoder.decodeLegacy(ArchiveStateOutput.self, from: Self.data(#"{"status":"Archived"}"#)).get()
         #expect(output.status == .unknown("Archived"))
         #expect(String(decoding: try JSONEncoder().encode(output), as: UTF8.self) == #"{"status":"Archived"}"#)
 
@@ -247,13 +255,46 @@ struct ModelDecodingTests {
         }
         #expect(error.field == failure.field)
         #expect(error.description.contains("'\(failure.field)'"), "\(error)")
-        #expect(error.description.hasPrefix(String(describing: failure.kind.payloadType)), "\(error)")
+        #expect(error.description.hasPrefix(failure.kind.payloadType.modelName), "\(error)")
         if let expected = failure.expected {
             #expect(error.description.contains("expected \(expected)"), "\(error)")
         }
         if failure.kind == .tokenRevoked && failure.expected == nil {
             #expect(error == .missingField(model: "UserTokenRevokeOutput", field: failure.field))
         }
+    }
+
+    @Test(
+        "the new schema's eventType and timestamp are required: absent or null fails naming the field; legacy decoding does not require them",
+        arguments: VortexEventKind.allCases)
+    func requiredMetadata(_ kind: VortexEventKind) throws {
+        let model = kind.payloadType.modelName
+        for field in VortexEventDecoder.requiredMetadata {
+            for missing in [nil, JSONValue.null] {
+                var object = Self.required(kind)
+                object[field] = missing
+                let json = try Self.data(object)
+                #expect(Self.decoder.decode(kind, from: json) == .failure(.missingField(model: model, field: field)), "\(field)")
+                let (routed, result) = Self.decoder.decodeEvent(json, kind: kind, requiringMetadata: true)
+                #expect(routed == kind && result == .failure(.missingField(model: model, field: field)), "\(field)")
+                // Legacy GraphQL payloads need not carry them (docs/migration-guide.md).
+                #expect(try Self.decoder.decodeEvent(json, kind: kind, requiringMetadata: false).result.get().kind == kind)
+                #expect(try Self.decoder.decodeModel(kind, from: json).get().kind == kind)
+            }
+        }
+        // The fast path and JSONDecoder agree: a payload the fast path declines (an escaped key) fails alike.
+        var object = Self.required(kind)
+        object["timestamp"] = nil
+        object["ignored\u{e9}"] = true
+        #expect(
+            Self.decoder.decodeEvent(try Self.data(object), kind: kind, requiringMetadata: true).result
+                == .failure(.missingField(model: model, field: "timestamp")))
+        // On a wildcard channel an absent eventType cannot even be routed.
+        object = Self.required(kind)
+        object["eventType"] = nil
+        let (routed, result) = Self.decoder.decodeEvent(try Self.data(object), kind: nil, requiringMetadata: true)
+        #expect(routed == nil && result == .failure(.unknownEventType(nil)))
+        #expect(VortexDecodingError.unknownEventType(nil).field == "eventType")
     }
 
     @Test("malformed JSON and non-objects fail without a field")
@@ -284,8 +325,11 @@ struct ModelDecodingTests {
             Self.decoder.decode(routingByEventTypeIn: Self.data(#"{"eventType":"device/batteryChanged"}"#))
                 == .failure(.unknownEventType("device/batteryChanged")))
         #expect(
+            Self.decoder.decode(routingByEventTypeIn: Self.data(#"{"eventType":"user/roleChanged","timestamp":"t"}"#))
+                == .success(.roleChanged(RoleChangeOutput(eventType: "user/roleChanged", timestamp: "t"))))
+        #expect(
             Self.decoder.decode(routingByEventTypeIn: Self.data(#"{"eventType":"user/roleChanged"}"#))
-                == .success(.roleChanged(RoleChangeOutput(eventType: "user/roleChanged"))))
+                == .failure(.missingField(model: "RoleChangeOutput", field: "timestamp")))
         guard case .failure(let error) = Self.decoder.decode(routingByEventTypeIn: Self.data(#"{"eventType":1}"#))
         else {
             Issue.record("a numeric eventType was routed")
@@ -376,7 +420,9 @@ struct ModelDecodingTests {
             #expect(DeviceFirmwareOutput(fwUpdateState: state).isFirmwareStateInRange == inRange, "\(String(describing: state))")
             #expect(DeviceStateOutput(fwUpdateState: state).isFirmwareStateInRange == inRange, "\(String(describing: state))")
         }
-        let event = try Self.decoder.decode(.deviceFirmware, from: Self.data(#"{"fwUpdateState":99}"#)).get()
+        let event = try Self.decoder.decode(
+            .deviceFirmware, from: Self.data(#"{"eventType":"device/firmwareUpdated","timestamp":"t","fwUpdateState":99}"#)
+        ).get()
         guard case .deviceFirmware(let output) = event else {
             Issue.record("not a firmware event")
             return

@@ -21,7 +21,9 @@ struct NotifierBurstTests {
         let upstream = try await transport.waitForSubscription()
         var accepted = 0
         for index in 0..<count {
-            if upstream.send(json: #"{"eventType":"user/roleChanged","reason":"\#(index)"}"#) { accepted += 1 }
+            if upstream.send(json: #"{"eventType":"user/roleChanged","timestamp":"\#(Samples.timestamp)","reason":"\#(index)"}"#) {
+                accepted += 1
+            }
         }
         #expect(accepted == count, "the transport's buffer dropped events")
         var expected = 0

@@ -22,11 +22,12 @@ struct OpenAPISchemaTests {
         /// Keys the model has beyond the schema (legacy GraphQL names).
         var legacyOnlyKeys: Set<String> = []
 
-        var schemaName: String { String(describing: kind.payloadType) }
+        var schemaName: String { kind.payloadType.modelName }
         var testDescription: String { schemaName }
     }
 
-    /// Required by the schema, optional in Swift on purpose: legacy GraphQL payloads lack them.
+    /// Required by the schema and by ``VortexEventDecoder/decode(_:from:)``, optional in the Swift models on purpose:
+    /// legacy GraphQL payloads lack them, and the legacy decoding does not require them.
     static let optionalForLegacyPayloads: Set<String> = ["eventType", "timestamp"]
 
     static let options: JSONValue = ["mode": "strict", "threshold": 0.5, "zones": ["a", 2, nil]]
@@ -181,6 +182,15 @@ struct OpenAPISchemaTests {
         return false
     }
 
+    /// Whether `object` decodes as the model of `kind` the way legacy GraphQL payloads are decoded.
+    static func decodesAsLegacy(_ kind: VortexEventKind, _ object: [String: JSONValue]) throws -> Bool {
+        func decodes<Model: VortexEventPayload>(_ model: Model.Type, _ data: Data) -> Bool {
+            if case .success = VortexEventDecoder().decodeLegacy(model, from: data) { return true }
+            return false
+        }
+        return decodes(kind.payloadType, try JSONEncoder().encode(JSONValue.object(object)))
+    }
+
     static func replacing(_ object: [String: JSONValue], at path: [String], with value: JSONValue?) -> [String: JSONValue] {
         var object = object
         guard let head = path.first else { return object }
@@ -225,11 +235,14 @@ struct OpenAPISchemaTests {
             let requiredInSchema = object.requiredProperties.contains(name)
             if !requiredInSchema {
                 #expect(absentDecodes, "\(model).\(field) is optional in the schema but required by the model")
-            } else if path.isEmpty && optionalForLegacyPayloads.contains(name) {
-                #expect(absentDecodes, "\(model).\(field) must stay optional in Swift for legacy payloads")
             } else {
                 #expect(!absentDecodes, "\(model).\(field) is required in the schema but optional in the model")
                 #expect(!nullDecodes, "\(model).\(field) is required in the schema but the model accepts null")
+                if path.isEmpty && optionalForLegacyPayloads.contains(name) {
+                    #expect(
+                        try decodesAsLegacy(probe.kind, replacing(full, at: fieldPath, with: nil)),
+                        "\(model).\(field) must stay optional for legacy payloads")
+                }
             }
             if nullable {
                 #expect(nullDecodes, "\(model).\(field) is nullable in the schema but the model rejects null")
@@ -348,7 +361,7 @@ struct OpenAPISchemaTests {
     func requiredLists() throws {
         let document = try Self.loadDocument()
         for kind in VortexEventKind.allCases {
-            let name = String(describing: kind.payloadType)
+            let name = kind.payloadType.modelName
             let object = try #require(try Self.schema(named: name, in: document).objectContext)
             let expected: Set<String> =
                 kind == .tokenRevoked
@@ -362,7 +375,7 @@ struct OpenAPISchemaTests {
         let setting = try #require(try Self.schema(named: "AIControlSetting", in: document).objectContext)
         #expect(setting.requiredProperties.isEmpty)
         let names = Set(document.components.schemas.keys.map(\.rawValue))
-        #expect(names == Set(VortexEventKind.allCases.map { String(describing: $0.payloadType) } + ["AIControlSetting"]))
+        #expect(names == Set(VortexEventKind.allCases.map { $0.payloadType.modelName } + ["AIControlSetting"]))
     }
 
     @Test("enums, the firmware range and eventType constants agree with the code")
@@ -377,7 +390,7 @@ struct OpenAPISchemaTests {
         #expect(try allowed("UserTokenRevokeOutput", "reason") == TokenRevokeReason.knownCases.map(\.rawValue) + [nil])
         #expect(try allowed("ArchiveStateOutput", "status") == ArchiveStatus.knownCases.map(\.rawValue) + [nil])
         for kind in VortexEventKind.allCases {
-            #expect(try allowed(String(describing: kind.payloadType), "eventType") == [kind.eventType])
+            #expect(try allowed(kind.payloadType.modelName, "eventType") == [kind.eventType])
         }
 
         let firmware = try #require(try Self.schema(named: "DeviceFirmwareOutput", in: document).objectContext)
@@ -405,7 +418,7 @@ struct OpenAPISchemaTests {
                 Issue.record("\(kind.rawValue): the body is not a $ref")
                 continue
             }
-            #expect(reference.name == String(describing: kind.payloadType))
+            #expect(reference.name == kind.payloadType.modelName)
         }
     }
 

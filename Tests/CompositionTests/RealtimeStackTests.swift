@@ -32,7 +32,9 @@ struct RealtimeStackTests {
         #expect(subscribe["channel"] as? String == "vortex-app/user/u-1/roleChanged")
         let appsyncID = try #require(subscribe["id"] as? String)
         appsync.emit(#"{"type":"subscribe_success","id":"\#(appsyncID)"}"#)
-        appsync.emit(#"{"type":"data","id":"\#(appsyncID)","event":"{\"eventType\":\"user/roleChanged\",\"reason\":\"one\"}"}"#)
+        appsync.emit(
+            #"{"type":"data","id":"\#(appsyncID)","event":"{\"eventType\":\"user/roleChanged\",\"timestamp\":\"2026-11-22T05:00:00.000Z\",\"reason\":\"one\"}"}"#
+        )
         #expect(await roleIterator.next()?.reason == "one")
 
         // Roll back to GraphQL.
@@ -59,7 +61,9 @@ struct RealtimeStackTests {
         let again = try #require(try await appsyncAgain.nextSentJSON()["id"] as? String)
         appsyncAgain.emit(#"{"type":"subscribe_success","id":"\#(again)"}"#)
         try await back.value
-        appsyncAgain.emit(#"{"type":"data","id":"\#(again)","event":"{\"eventType\":\"user/roleChanged\",\"reason\":\"three\"}"}"#)
+        appsyncAgain.emit(
+            #"{"type":"data","id":"\#(again)","event":"{\"eventType\":\"user/roleChanged\",\"timestamp\":\"2026-11-22T05:00:00.000Z\",\"reason\":\"three\"}"}"#
+        )
         #expect(await roleIterator.next()?.reason == "three")
 
         var switches: [String] = []

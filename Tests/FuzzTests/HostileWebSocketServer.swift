@@ -1,13 +1,13 @@
 import Foundation
 import NIOCore
-import NIOHTTP1
-import NIOPosix
+import NIOTestServer
 import NIOWebSocket
 import RealtimeTesting
 import SubscriberCore
 import WebSocketNIO
 
-/// A hostile WebSocket server on 127.0.0.1 (an ephemeral port) for the fuzz suite.
+/// A hostile WebSocket server on 127.0.0.1 (an ephemeral port) for the fuzz suite: a ``NIOWebSocketTestServer``
+/// configured to misbehave.
 ///
 /// Per accepted connection it plays the protocol far enough to get the client's subscription live (AppSync:
 /// `connection_ack`, `subscribe_success`; graphql-transport-ws: `connection_ack`, `pong`), then streams frames from a
@@ -62,7 +62,8 @@ final class HostileWebSocketServer: Sendable {
 
     fileprivate struct State {
         var connections: [ConnectionRecord] = []
-        var channels: [any Channel] = []
+        /// Each accepted connection's generator, until its upgrade takes it.
+        var generators: [Int: (scenario: ConnectionScenario, generator: HostileFrameGenerator)] = [:]
         var framesSent = 0
         var validSent = 0
         var nextSeq = 0
@@ -71,78 +72,64 @@ final class HostileWebSocketServer: Sendable {
         var stopped = false
     }
 
-    let port: Int
     let options: Options
-    private let serverChannel: any Channel
+    private let server: NIOWebSocketTestServer
     fileprivate let state: Locked<State>
 
-    private init(port: Int, options: Options, serverChannel: any Channel, state: Locked<State>) {
-        self.port = port
+    private init(options: Options, server: NIOWebSocketTestServer, state: Locked<State>) {
         self.options = options
-        self.serverChannel = serverChannel
+        self.server = server
         self.state = state
     }
 
+    /// The port the server listens on.
+    var port: Int { server.port }
+
     /// The `ws://` URL of the server (AppSync's real-time path; the GraphQL transport does not care).
-    var url: URL { URL(string: "ws://127.0.0.1:\(port)/event/realtime")! }
+    var url: URL { server.url }
 
     static func start(_ options: Options) async throws -> HostileWebSocketServer {
         let state = Locked(State())
         let clock = ContinuousClock()
-        let serverChannel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            // A small send buffer keeps the server from running far ahead of the client: what sits in the buffers when
-            // a link ends is never read, so it would be sent but not fuzzed.
-            .childChannelOption(ChannelOptions.socketOption(.so_sndbuf), value: 16 * 1024)
-            .childChannelInitializer { channel in
-                let index = state.withLock { state -> Int in
-                    let index = state.connections.count
-                    state.channels.append(channel)
-                    state.connections.append(ConnectionRecord(index: index, scenario: "", openedAt: clock.now))
-                    return index
+        var behaviour = NIOWebSocketTestServer.Behaviour { channel, index in
+            guard let (scenario, generator) = state.withLock({ $0.generators.removeValue(forKey: index) }) else { return }
+            // Frames go out as raw bytes, written in front of NIO's frame encoder (which cannot write broken frames and
+            // cannot be removed).
+            try channel.pipeline.syncOperations.addHandler(RawOutlet(), position: .first)
+            let outlet = try channel.pipeline.syncOperations.context(handlerType: RawOutlet.self)
+            try channel.pipeline.syncOperations.addHandler(
+                HostileConnectionHandler(
+                    state: state, options: options, index: index, scenario: scenario, generator: generator, outlet: outlet))
+        }
+        behaviour.accepted = { channel, index in
+            let now = clock.now
+            state.withLock { state in
+                // Connections accepted at once may get here out of order: each fills its own slot.
+                while state.connections.count <= index {
+                    state.connections.append(ConnectionRecord(index: state.connections.count, scenario: "", openedAt: now))
                 }
-                // Everything about a connection follows from the seed and its index.
-                var generator = HostileFrameGenerator(
-                    dialect: options.dialect, mix: options.mix, keepAliveMilliseconds: options.keepAliveMilliseconds,
-                    clientMaxSize: options.clientMaxSize, rng: SplitMix64.derived(seed: options.seed, index: UInt64(index)))
-                let scenario = generator.scenario()
-                state.withLock { $0.connections[index].scenario = scenario.description }
-                let frozenGenerator = generator
-                let upgrader = NIOWebSocketServerUpgrader(
-                    maxFrameSize: 1 << 20,
-                    automaticErrorHandling: false,
-                    shouldUpgrade: { channel, head in
-                        var headers = HTTPHeaders()
-                        let offered = head.headers["Sec-WebSocket-Protocol"].flatMap { $0.split(separator: ",") }
-                            .map { $0.trimmingCharacters(in: .whitespaces) }
-                        if let first = offered.first(where: { $0 == "aws-appsync-event-ws" || $0 == "graphql-transport-ws" }) {
-                            headers.add(name: "Sec-WebSocket-Protocol", value: first)
-                        }
-                        return channel.eventLoop.makeSucceededFuture(headers)
-                    },
-                    upgradePipelineHandler: { channel, _ in
-                        channel.eventLoop.makeCompletedFuture {
-                            // Frames go out as raw bytes, written in front of NIO's frame encoder (which cannot write
-                            // broken frames and cannot be removed).
-                            try channel.pipeline.syncOperations.addHandler(RawOutlet(), position: .first)
-                            let outlet = try channel.pipeline.syncOperations.context(handlerType: RawOutlet.self)
-                            try channel.pipeline.syncOperations.addHandler(
-                                HostileConnectionHandler(
-                                    state: state, options: options, index: index, scenario: scenario, generator: frozenGenerator,
-                                    outlet: outlet))
-                        }
-                    }
-                )
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(LifecycleRecorder(state: state, index: index))
-                }.flatMap {
-                    channel.pipeline.configureHTTPServerPipeline(withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
-                }
+                state.connections[index].openedAt = now
             }
-            .bind(host: "127.0.0.1", port: 0)
-            .get()
-        guard let port = serverChannel.localAddress?.port else { throw FuzzFailure("the server socket has no port") }
-        return HostileWebSocketServer(port: port, options: options, serverChannel: serverChannel, state: state)
+            // Everything about a connection follows from the seed and its index.
+            var generator = HostileFrameGenerator(
+                dialect: options.dialect, mix: options.mix, keepAliveMilliseconds: options.keepAliveMilliseconds,
+                clientMaxSize: options.clientMaxSize, rng: SplitMix64.derived(seed: options.seed, index: UInt64(index)))
+            let scenario = generator.scenario()
+            state.withLock { state in
+                state.connections[index].scenario = scenario.description
+                state.generators[index] = (scenario, generator)
+            }
+            try channel.pipeline.syncOperations.addHandler(LifecycleRecorder(state: state, index: index))
+        }
+        behaviour.selectSubprotocol = { offered in
+            offered.first { $0 == "aws-appsync-event-ws" || $0 == "graphql-transport-ws" }
+        }
+        behaviour.automaticErrorHandling = false
+        // A small send buffer keeps the server from running far ahead of the client: what sits in the buffers when a
+        // link ends is never read, so it would be sent but not fuzzed.
+        behaviour.sendBufferSize = 16 * 1024
+        let server = try await NIOWebSocketTestServer.start(behaviour)
+        return HostileWebSocketServer(options: options, server: server, state: state)
     }
 
     /// What the server has done so far.
@@ -156,18 +143,9 @@ final class HostileWebSocketServer: Sendable {
 
     /// Stops streaming, drops every connection and stops listening.
     func shutdown() async {
-        let channels = state.withLock { state -> [any Channel] in
-            state.stopped = true
-            return state.channels
-        }
-        for channel in channels { try? await channel.close() }
-        try? await serverChannel.close()
+        state.withLock { $0.stopped = true }
+        await server.shutdown()
     }
-}
-
-struct FuzzFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// The head-most handler: bytes written from its context go straight to the socket.
@@ -192,7 +170,6 @@ private final class LifecycleRecorder: ChannelInboundHandler {
         let now = ContinuousClock.now
         state.withLock { state in
             if state.connections[index].closedAt == nil { state.connections[index].closedAt = now }
-            state.channels.removeAll { $0 === context.channel }
         }
         context.fireChannelInactive()
     }

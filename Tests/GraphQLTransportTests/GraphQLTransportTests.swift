@@ -10,10 +10,14 @@ struct GraphQLTransportTests {
     @Test("lazy connect, connection_init with the token, subscribe payload; live once the confirmation window passes without an error")
     func handshake() async throws {
         let harness = try GraphQLHarness()
-        try await Task.sleep(for: .milliseconds(10))
+        // Nothing to wait for: a transport that has nothing subscribed has started nothing that could connect (the
+        // actor's state, read through it, is idle), and the one connection below is the only one ever asked for.
+        var states = await harness.transport.connectionStates().makeAsyncIterator()
+        #expect(await states.next() == .idle)
         #expect(harness.server.connectionCount == 0)
         let probe = await harness.subscribe()
         let connection = try await harness.acceptConnection()
+        #expect(harness.server.connectionCount == 1 && harness.auth.credentialRequests == [false])
         let frame = try await connection.nextSentJSON()
         #expect(frame["type"] as? String == "subscribe")
         #expect(frame["id"] as? String == "op-1")
@@ -175,7 +179,13 @@ struct GraphQLTransportTests {
         connection.closeFromServer(code: code, reason: "r")
         guard case .failed(let error) = try await probe.ending() else { Issue.record("\(code) must fail"); return }
         #expect(error as? RealtimeError == .closedByServer(code: code, reason: "r"))
-        try await Task.sleep(for: .milliseconds(20))
+        // Stopped for good: the supervisor reports it as it ends, and with it any reconnect.
+        let states = await harness.transport.connectionStates()
+        let stopped = try await withTestTimeout(5, "the transport to stop") { () -> ConnectionState? in
+            for await state in states { if case .disconnected = state { return state } }
+            return nil
+        }
+        #expect(stopped == .disconnected(.failed(.closedByServer(code: code, reason: "r"))))
         #expect(harness.server.requests.count == 1)
     }
 

@@ -242,8 +242,8 @@ struct StrawberryConformanceTests {
                         #expect(code == 4400)
                         #expect(reason.hasPrefix("Syntax Error"))
                     }
-                    // Fatal: no reconnect, even with a 100 ms policy.
-                    try await Task.sleep(for: .milliseconds(300))
+                    // Fatal: no reconnect, even with a 100 ms policy. Once the transport reports it stopped, none can come.
+                    #expect(try await stopped(transport) == .disconnected(.failed(.closedByServer(code: 4400, reason: reason(of: broken)))))
                     let stats = try await server.stats()
                     #expect(stats.initializedConnections.count == 1)
                     #expect(stats.log.contains { $0.type == "<close>" && $0.code == 4400 })
@@ -280,8 +280,8 @@ struct StrawberryConformanceTests {
                         #expect(stats.entries(of: connection).filter { $0.type == "<close>" }.map(\.code) == [4403])
                         #expect(!stats.entries(of: connection).contains { $0.type == "subscribe" })
                     }
-                    // The transport has stopped: a short while later there is still no third attempt.
-                    try await Task.sleep(for: .milliseconds(200))
+                    // The transport has stopped, so there is no third attempt to come.
+                    #expect(try await stopped(transport) == .disconnected(.sessionExpired))
                     #expect(try await server.stats().initializedConnections.count == 2)
                 }
             }
@@ -565,6 +565,21 @@ private func subscribe(
 ) async -> SubscriptionProbe {
     SubscriptionProbe(
         await transport.subscribe(.graphQL(GraphQLOperation(query: query, operationName: operationName, variablesJSON: variables))))
+}
+
+/// The state the transport ends in once it stops for good (its supervisor has ended: it will not connect again).
+private func stopped(_ transport: GraphQLTransport) async throws -> ConnectionState? {
+    let states = await transport.connectionStates()
+    return try await withTestTimeout(10, "the transport to stop") { () -> ConnectionState? in
+        for await state in states { if case .disconnected = state { return state } }
+        return nil
+    }
+}
+
+/// The close reason a stream failed with (`""` when it did not fail with a server close).
+private func reason(of probe: SubscriptionProbe) -> String {
+    guard case .failed(let error)? = probe.currentEnding, case .closedByServer(_, let reason)? = error as? RealtimeError else { return "" }
+    return reason
 }
 
 /// The texts of the next `count` events, which must all be payloads.

@@ -34,8 +34,8 @@ struct ConnectionConformanceTests {
     func keepAliveArrives() async throws {
         try await withBackend({ $0.keepAliveInterval = .milliseconds(100) }) { backend in
             let session = try await backend.session(.apiKey(TestCredentials.apiKey))
-            let first = try await session.socket.next(timeout: .seconds(2))
-            let second = try await session.socket.next(timeout: .seconds(2))
+            let first = try await session.socket.next()
+            let second = try await session.socket.next()
             #expect(first["type"] as? String == "ka")
             #expect(second["type"] as? String == "ka")
             await session.close()
@@ -210,7 +210,7 @@ struct ConnectionConformanceTests {
             let opened = clock.now
             let socket = try await backend.open(.apiKey(TestCredentials.apiKey))
             try? await socket.send(AppSyncFrames.connectionInit)
-            #expect(try await socket.waitForClose(timeout: .seconds(5)) == 1000)
+            #expect(try await socket.waitForClose() == 1000)
             #expect(clock.now - opened >= .milliseconds(290))
         }
     }

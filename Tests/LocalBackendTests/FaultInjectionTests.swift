@@ -1,6 +1,7 @@
 import AppSyncEventsTransport
 import Foundation
 import LocalBackend
+import RealtimeTesting
 import SubscriberCore
 import Testing
 
@@ -43,14 +44,18 @@ struct FaultInjectionTests {
     func stopKeepAlive() async throws {
         try await withBackend({ $0.keepAliveInterval = .milliseconds(50) }) { backend in
             let session = try await backend.session(.apiKey(TestCredentials.apiKey))
-            #expect(try await session.socket.next(timeout: .seconds(2))["type"] as? String == "ka")
+            #expect(try await session.socket.next()["type"] as? String == "ka")
             try await backend.admin("faults", #"{"action":"stopKeepAlive","enabled":true}"#)
-            // Let any ka already in flight arrive (a loaded machine can hold one back well past the interval),
-            // then a silence ten intervals long proves they stopped.
-            for _ in 0..<20 where try await !session.socket.drain(for: .milliseconds(150)).isEmpty {}
-            #expect(try await session.socket.drain(for: .milliseconds(500)).isEmpty)
+            // A ka already queued may come before the first barrier, none after it: the connection decides on each ka on
+            // the actor that answers the barrier, and the fault was on before the barrier was sent. Then two keep-alive
+            // timers fire and withhold theirs (explicit events), and nothing came between the two barriers.
+            _ = try await session.messagesBeforeBarrier(keepAlives: true)
+            let faults = backend.server.faults
+            let withheld = faults.keepAlivesWithheld
+            try await waitUntil("two keep-alives withheld") { faults.keepAlivesWithheld >= withheld + 2 }
+            #expect(try await session.messagesBeforeBarrier(keepAlives: true).isEmpty, "no ka while stopped")
             try await backend.admin("faults", #"{"action":"stopKeepAlive","enabled":false}"#)
-            #expect(try await session.socket.next(timeout: .seconds(2))["type"] as? String == "ka")
+            #expect(try await session.socket.next()["type"] as? String == "ka")
             await session.close()
         }
     }
@@ -85,10 +90,13 @@ struct FaultInjectionTests {
     @Test("expireTokens: tokens issued before are refused, tokens issued after are accepted")
     func expireTokens() async throws {
         try await withBackend { backend in
-            let old = TestCredentials.jwt("u-1")
-            try await Task.sleep(for: .milliseconds(5))
+            // Issued a minute ago: before the cut-off without waiting for the clock to move.
+            let old = AuthCredentials.bearerToken(GraphQLFrames.token("u-1", issuedAt: Date(timeIntervalSinceNow: -60)))
             try await backend.admin("faults", #"{"action":"expireTokens"}"#)
             let refused = try await backend.open(old)
+            // The server answers connection_init at once; without it, it would wait a second for the client first
+            // (AppSyncConnection.reject), and that second, on a loaded machine, ate into the 5 s the test waits.
+            try await refused.send(AppSyncFrames.connectionInit)
             let reply = try await refused.next()
             #expect(reply["type"] as? String == "connection_error")
             #expect(firstErrorMessage(reply)?.contains("Token expired") == true)

@@ -1,6 +1,7 @@
 import Foundation
 import GraphQL
 import OrderedCollections
+import RealtimeTesting
 import SubscriberCore
 import Testing
 
@@ -159,7 +160,10 @@ struct GraphQLConformanceTests {
         #expect(LocalBackendConfiguration().graphQLInitTimeout == .seconds(3))
         try await withBackend({ $0.graphQLInitTimeout = .seconds(1) }) { backend in
             let socket = try await backend.graphQLSession("u-1")
-            try await Task.sleep(for: .milliseconds(1300))
+            // A connection opened after it and never acknowledged is closed by the timeout (4408): by then the
+            // acknowledged one's timeout has passed too, and it is still open.
+            let late = try await backend.graphQLSocket()
+            #expect(try await late.waitForClose().code == 4408)
             #expect(try await socket.sync().isEmpty)
             #expect(!socket.isClosed)
             await socket.close()
@@ -296,15 +300,20 @@ struct GraphQLConformanceTests {
             try await socket.send(GraphQLFrames.complete(id: "never-started"))
             #expect(try await socket.sync().isEmpty, "nothing is sent back for a client complete")
             await backend.server.bus.publish(
-                DomainEvent(kind: .devicePresence, orgId: "o-1", deviceGroupId: "g-1", payload: ["online": false]))
+                DomainEvent(kind: .devicePresence, orgId: "o-1", deviceGroupId: "g-1", payload: ["thingName": "stale", "online": false]))
             await backend.server.bus.publish(DomainEvent(kind: .roleChanged, userId: "u-1", payload: ["reason": "r"]))
             #expect(try await socket.next()["id"] as? String == "role")
-            #expect(try await socket.drain(for: .milliseconds(150)).isEmpty, "nothing for the completed operation")
             try await socket.send(GraphQLFrames.subscribe(id: "dev", query: Self.deviceQuery, variables: #"{"orgId":"o-1"}"#))
             #expect(try await socket.sync().isEmpty, "the completed id is free again (no 4409)")
+            // The next device event reaches the new operation. Had the completed one lived on, its `next` for the
+            // earlier event would have come first: the server writes an operation's events in order, and this one
+            // reached the bus before the role event that came before.
             await backend.server.bus.publish(
-                DomainEvent(kind: .devicePresence, orgId: "o-1", deviceGroupId: "g-1", payload: ["online": true]))
-            #expect(try await socket.next()["id"] as? String == "dev")
+                DomainEvent(kind: .devicePresence, orgId: "o-1", deviceGroupId: "g-1", payload: ["thingName": "fresh", "online": true]))
+            let next = try await socket.next()
+            #expect(next["id"] as? String == "dev")
+            #expect(
+                nextData(next, field: "subscribeDeviceState")?["thingName"] as? String == "fresh", "nothing for the completed operation")
             await socket.close()
         }
     }
@@ -373,10 +382,8 @@ struct GraphQLConformanceTests {
             let (_, json) = try await backend.admin("faults", #"{"action":"closeAll","code":4500}"#)
             #expect((json["closed"] as? NSNumber)?.intValue == 1)
             #expect(try await socket.waitForClose().code == 4500)
-            let clock = ContinuousClock()
-            let deadline = clock.now.advanced(by: .seconds(3))
-            while backend.server.connections.count(of: .graphQL) > 0, clock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-            #expect(backend.server.connections.count(of: .graphQL) == 0, "unregistered when it ends")
+            let connections = backend.server.connections
+            try await waitUntil("the connection to be unregistered when it ends", timeout: 3) { connections.count(of: .graphQL) == 0 }
             let second = try await backend.graphQLSession("u-1")
             await backend.server.stop()
             #expect(try await second.waitForClose().code == 1001)

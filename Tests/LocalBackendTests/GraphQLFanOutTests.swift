@@ -30,6 +30,56 @@ struct GraphQLFanOutTests {
         return sockets
     }
 
+    /// The field of each operation's output that carries a barrier's marker.
+    static let markerFields: [NotifierLegacyOperations.Upstream: String] = [
+        .device: "thingName", .archive: "thingName", .organization: "licensePhase", .role: "reason", .revoke: "requestId",
+    ]
+
+    /// An event `user` may see on `upstream`'s operation, carrying `marker`.
+    static func barrier(for user: String, on upstream: NotifierLegacyOperations.Upstream, marker: String) -> DomainEvent {
+        let organization = organizations[user] ?? "o-1"
+        let group = user == "u-2" ? "g-2" : "g-1"
+        let field = markerFields[upstream] ?? "reason"
+        return switch upstream {
+        case .device:
+            DomainEvent(
+                kind: .devicePresence, orgId: organization, deviceGroupId: group, payload: [field: .string(marker), "online": true])
+        case .archive: DomainEvent(kind: .archiveState, orgId: organization, deviceGroupId: group, payload: [field: .string(marker)])
+        case .organization: DomainEvent(kind: .licensePhase, orgId: organization, payload: [field: .string(marker)])
+        case .role: DomainEvent(kind: .roleChanged, userId: user, payload: [field: .string(marker)])
+        case .revoke: DomainEvent(kind: .tokenRevoked, userId: user, payload: [field: .string(marker)])
+        }
+    }
+
+    /// The barrier marker a `next` carries, if it is a barrier's.
+    static func marker(of message: [String: Any]) -> String? {
+        guard let id = message["id"] as? String, let upstream = NotifierLegacyOperations.Upstream(rawValue: id),
+            let field = markerFields[upstream],
+            let marker = nextData(message, field: NotifierLegacyOperations.field(upstream))?[field] as? String,
+            marker.hasPrefix("barrier-")
+        else { return nil }
+        return marker
+    }
+
+    /// Every message `socket` (of `user`) received before a barrier on `upstream`'s operation: an event the user may
+    /// see, published now. An operation writes its events in order, so what it would have written for earlier events
+    /// came before the barrier's `next`; nothing has to be waited for. Barriers of other users are left out.
+    func messagesBeforeBarrier(
+        _ backend: Backend, _ socket: GraphQLRawSocket, user: String, on upstream: NotifierLegacyOperations.Upstream
+    ) async throws -> [[String: Any]] {
+        let marker = "barrier-\(UUID().uuidString.lowercased())"
+        await backend.server.bus.publish(Self.barrier(for: user, on: upstream, marker: marker))
+        var before: [[String: Any]] = []
+        while true {
+            let message = try await socket.next()
+            switch Self.marker(of: message) {
+            case marker?: return before
+            case nil: before.append(message)
+            default: continue
+            }
+        }
+    }
+
     struct FanOutCase: Sendable, CustomTestStringConvertible {
         var event: DomainEvent
         var recipients: [String]
@@ -62,21 +112,18 @@ struct GraphQLFanOutTests {
             let summary = await backend.server.bus.publish(event)
             #expect(summary.deliveredTo == fanOutCase.recipients, "the AppSync side agrees")
             let upstream = NotifierLegacyOperations.upstream(for: event.kind)
-            // Recipients first: each waits for its `next`; then nobody has anything more (or anything at all).
-            for user in sockets.keys.sorted(by: {
-                (fanOutCase.recipients.contains($0) ? 0 : 1, $0) < (fanOutCase.recipients.contains($1) ? 0 : 1, $1)
-            }) {
+            // Everything each user got before a barrier on the same operation: the event once, or nothing at all.
+            for user in sockets.keys.sorted() {
                 let socket = try #require(sockets[user])
+                let frames = try await messagesBeforeBarrier(backend, socket, user: user, on: upstream)
                 if fanOutCase.recipients.contains(user) {
-                    let frame = try await socket.next()
-                    let more = try await socket.drain(for: .milliseconds(100))
-                    #expect(more.isEmpty, "\(user) should get the event once: \(more)")
+                    #expect(frames.count == 1, "\(user) should get the event once: \(frames)")
+                    let frame = try #require(frames.first)
                     #expect(frame["type"] as? String == "next")
                     #expect(frame["id"] as? String == upstream.rawValue)
                     let fields = try #require(nextData(frame, field: NotifierLegacyOperations.field(upstream)))
                     #expect(fields["eventType"] as? String == event.kind.eventType)
                 } else {
-                    let frames = try await socket.drain(for: .milliseconds(100))
                     #expect(frames.isEmpty, "\(user) must not see \(event.kind): \(frames)")
                 }
             }
@@ -222,24 +269,31 @@ extension DomainEvent {
 }
 
 /// The real client, `GraphQLTransport` with its default `NIOWebSocketConnector`, against the real server.
+///
+/// The deadlines here only bound a hang. Going live takes the confirmation window (2 s) on top of connecting, and this
+/// suite starts while the whole LocalBackendTests run starts its servers: measured 4.3-6.6 s to `live` on 2 loaded
+/// cores, which a 5 s deadline (and a 5 s ack timeout) made a test that failed now and then.
 @Suite("GraphQLTransport against the local backend", .serialized)
 struct GraphQLClientIntegrationTests {
+    /// How long a step may take before the test calls it a hang.
+    static let stepDeadline: Double = 30
+
     func transport(_ backend: Backend, user: String) throws -> GraphQLTransport {
         var configuration = try GraphQLTransportConfiguration(backend.endpoints.graphql)
         configuration.reconnectPolicy = .fixed(.milliseconds(100))
-        configuration.ackTimeout = .seconds(5)
+        configuration.ackTimeout = .seconds(15)
         return GraphQLTransport(
             configuration: configuration, auth: StaticAuthSession(TestCredentials.jwt(user)), connector: NIOWebSocketConnector(),
             logger: testLogger)
     }
 
     /// graphql-transport-ws has no subscribe acknowledgement: `.live` means "sent", not "attached". Publishes `event`
-    /// until `probe` has received a new payload of the event's kind (at most 5 s; earlier retries of another event may
+    /// until `probe` has received a new payload of the event's kind (at most ``stepDeadline``; earlier retries of another event may
     /// still trickle in and are skipped), then returns that payload as JSON.
     func publishUntilReceived(_ backend: Backend, _ event: DomainEvent, _ probe: SubscriptionProbe) async throws -> [String: JSONValue] {
         let before = probe.payloadTexts.count
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .seconds(5))
+        let deadline = clock.now.advanced(by: .seconds(TestTime.scaled(Self.stepDeadline)))
         func received() throws -> [String: JSONValue]? {
             for text in probe.payloadTexts.dropFirst(before) {
                 let fields = try JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8))
@@ -267,7 +321,7 @@ struct GraphQLClientIntegrationTests {
                 let operation = NotifierLegacyOperations.operation(for: upstream, user: "u-1", organization: "o-1")
                 probes[upstream] = SubscriptionProbe(await client.subscribe(.graphQL(operation)))
             }
-            for (upstream, probe) in probes { #expect(try await probe.next() == .live, "\(upstream)") }
+            for (upstream, probe) in probes { #expect(try await probe.next(timeout: Self.stepDeadline) == .live, "\(upstream)") }
 
             for event in GraphQLSamples.events(orgId: "o-1", deviceGroupId: "g-1", userId: "u-1") {
                 let probe = try #require(probes[NotifierLegacyOperations.upstream(for: event.kind)])
@@ -278,20 +332,26 @@ struct GraphQLClientIntegrationTests {
                     #expect(setting["options"] == event.aiOptions)
                 }
             }
-            // An event u-1 may not see never arrives (g-2 is u-2's group).
+            // An event u-1 may not see never arrives (g-2 is u-2's group): not before an event u-1 may see, published
+            // after it on the same operation, which keeps its order.
             let devices = try #require(probes[.device])
             let seen = devices.payloadTexts.count
             await backend.server.bus.publish(
                 DomainEvent(kind: .devicePresence, orgId: "o-1", deviceGroupId: "g-2", payload: ["online": true]))
-            try await Task.sleep(for: .milliseconds(200))
-            #expect(devices.payloadTexts.count == seen)
+            let barrier = GraphQLFanOutTests.barrier(for: "u-1", on: .device, marker: "barrier-forbidden")
+            await backend.server.bus.publish(barrier)
+            try await waitUntil("the barrier on the device operation", timeout: 10) {
+                devices.payloadTexts.dropFirst(seen).contains { $0.contains("barrier-forbidden") }
+            }
+            let before = devices.payloadTexts.dropFirst(seen).prefix { !$0.contains("barrier-forbidden") }
+            #expect(!before.contains { $0.contains("g-2") }, "u-1 got an event of g-2: \(before)")
 
             let (_, json) = try await backend.admin("faults", #"{"action":"closeAll","code":1012}"#)
             #expect((json["closed"] as? NSNumber)?.intValue == 1)
             for (upstream, probe) in probes {
                 var resumed = false
                 while !resumed {
-                    guard case .resumed(let gap) = try await probe.next(timeout: 10) else { continue }
+                    guard case .resumed(let gap) = try await probe.next(timeout: Self.stepDeadline) else { continue }
                     #expect(gap.duration >= 0)
                     resumed = true
                 }
@@ -313,8 +373,8 @@ struct GraphQLClientIntegrationTests {
             let own = SubscriptionProbe(await client.subscribe(.graphQL(NotifierLegacyOperations.operation(for: .role, argument: "u-1"))))
             let foreign = SubscriptionProbe(
                 await client.subscribe(.graphQL(NotifierLegacyOperations.operation(for: .role, argument: "u-2"))))
-            #expect(try await own.next() == .live)
-            guard case .failed(let error) = try await foreign.ending() else {
+            #expect(try await own.next(timeout: Self.stepDeadline) == .live)
+            guard case .failed(let error) = try await foreign.ending(timeout: Self.stepDeadline) else {
                 Issue.record("the foreign subscription should fail")
                 return
             }

@@ -69,9 +69,19 @@ struct ConnectionStateBroadcasterTests {
     @Test func finishEndsAWaitingObserver() async throws {
         let broadcaster = ConnectionStateBroadcaster()
         let stream = broadcaster.makeStream()
-        let reader = Task { try await collect(stream) }
-        // Give the reader a moment to consume the initial state and wait for more.
-        try await Task.sleep(for: .milliseconds(20))
+        let initialRead = OneShotSignal<Void>()
+        let reader = Task {
+            try await withTestTimeout(5, "the stream to end") {
+                var elements: [ConnectionState] = []
+                for await element in stream {
+                    elements.append(element)
+                    initialRead.fire()
+                }
+                return elements
+            }
+        }
+        // The reader has taken the initial state and goes on to wait for more: the update and the finish find it so.
+        try await withTestTimeout(5, "the reader to take the initial state") { _ = await initialRead.wait() }
         broadcaster.update(.connecting)
         broadcaster.finish()
         #expect(try await reader.value == [.idle, .connecting])

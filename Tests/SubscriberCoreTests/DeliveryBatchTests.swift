@@ -78,19 +78,20 @@ struct DeliveryBatchTests {
 
     @Test("a batch flushes by itself once holdLimit events are held, and a closed batch delivers at once")
     func holdLimitAndClose() async throws {
-        let (stream, sink) = SubscriptionSink.make(bufferLimit: 1000, label: "batch", logger: Self.logger)
+        // The buffer itself (what a sink yields into), so the test can see its consumer waiting.
+        let buffer = StreamBuffer<SubscriptionEvent>(limit: 1000)
         let firstArrived = OneShotSignal<Void>()
+        let consumer = consume(buffer.makeThrowingStream(), firing: firstArrived)
         // A consumer already waiting must be woken by the limit, without any explicit flush.
-        let consumer = consume(stream, firing: firstArrived)
-        try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil("the consumer to wait") { buffer.hasWaitingConsumer }
         let batch = DeliveryBatch()
         DeliveryBatch.$current.withValue(batch) {
-            for n in 1...DeliveryBatch.holdLimit { sink.yield(event(n)) }
+            for n in 1...DeliveryBatch.holdLimit { buffer.yieldForTest(event(n)) }
         }
         try await withTestTimeout(5, "the limit's flush") { _ = await firstArrived.wait() }
         batch.close()
-        DeliveryBatch.$current.withValue(batch) { sink.yield(event(1000)) }
-        sink.finish()
+        DeliveryBatch.$current.withValue(batch) { buffer.yieldForTest(event(1000)) }
+        buffer.finish()
         let received = try await withTestTimeout(5, "the consumer") { try await consumer.value }
         #expect(received == (1...DeliveryBatch.holdLimit).map(event) + [event(1000)])
     }
@@ -105,14 +106,40 @@ struct DeliveryBatchTests {
         }
         #expect(dropped.isFired)
 
+        // Cancelled while it waits for an element (the buffer itself, so the test can see it wait).
         let cancelled = OneShotSignal<Void>()
-        let (stream, sink) = SubscriptionSink.make(bufferLimit: 4, label: "batch", logger: Self.logger)
-        sink.onConsumerGone { cancelled.fire() }
+        let buffer = StreamBuffer<SubscriptionEvent>(limit: 4)
+        let stream = buffer.makeThrowingStream()
+        buffer.onConsumerGone { cancelled.fire() }
         let consumer = Task { for try await _ in stream {} }
-        try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil("the consumer to wait") { buffer.hasWaitingConsumer }
         consumer.cancel()
         try await withTestTimeout(5, "the cancellation") { _ = await cancelled.wait() }
-        #expect(sink.yield(event(1)) == false)
+        #expect(buffer.enqueue(event(1)) == .terminated)
+    }
+
+    @Test("a producer thread racing the consumer's waits hands over every element, in order (run it under TSan)")
+    func producerRacesWaits() async throws {
+        let count = 20_000
+        let buffer = StreamBuffer<Int>(limit: count)
+        let stream = buffer.makeThrowingStream()
+        // One element per signal, the next only once the consumer took it: the consumer waits for nearly every element,
+        // and is woken as it waits or just before (the resume racing its way to the await).
+        let producer = Thread {
+            for n in 0..<count {
+                _ = buffer.enqueue(n)
+                buffer.signal()
+                while buffer.state.withLock({ $0.count > 0 }) {}
+            }
+            buffer.finish()
+        }
+        producer.start()
+        let received = try await withTestTimeout(60, "the consumer") {
+            var received: [Int] = []
+            for try await n in stream { received.append(n) }
+            return received
+        }
+        #expect(received == Array(0..<count))
     }
 
     @Test("a stream finished with an error ends with it after the queued events; finishing is not the consumer going")
@@ -151,5 +178,16 @@ struct DeliveryBatchTests {
         _ = await pump.value
         sink.finish()
         #expect(try await withTestTimeout(5, "the consumer") { try await consumer.value } == (1...3).map(event))
+    }
+}
+
+extension StreamBuffer {
+    /// Whether the consumer is suspended in `next()`, waiting for an element.
+    fileprivate var hasWaitingConsumer: Bool { state.withLock { $0.waiter != nil } }
+
+    /// What a sink's `yield` does: queue, then wake the consumer or leave that to the task's delivery batch.
+    fileprivate func yieldForTest(_ element: Element) {
+        _ = enqueue(element)
+        signalOrHold()
     }
 }

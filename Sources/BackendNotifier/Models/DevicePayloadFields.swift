@@ -1,6 +1,6 @@
 /// The eight fields every device model shares, settable: read from JSON in one place (``read(_:own:)``, each model's
 /// `init(flat:)` reading only its own fields on top) and renamed in one place by the notifier's router.
-protocol DevicePayloadFields: FlatDecodable {
+protocol DevicePayloadFields {
     var eventType: String? { get set }
     var timestamp: String? { get set }
     var orgId: String? { get set }

@@ -1,25 +1,26 @@
 /// A device went online or offline (`device/presenceChanged`).
 ///
 /// Published on `vortex-app/user/{userId}/device/presenceChanged` with `eventType` `device/presenceChanged`.
-public struct DevicePresenceOutput: VortexDevicePayload {
-    /// The event type, `device/presenceChanged`; `nil` when the payload had none (legacy GraphQL payloads).
-    public var eventType: String?
-    /// When the event occurred (ISO 8601).
-    public var timestamp: String?
-    /// The organization identifier.
-    public var orgId: String?
-    /// The site (device group) identifier; metadata only, the backend authorizes.
-    public var siteId: String?
-    /// The AWS IoT thing name (device identifier).
-    public var thingName: String?
-    /// The device model identifier.
-    public var derivant: String?
-    /// The device MAC address.
-    public var mac: String?
-    /// The legacy GraphQL name of `siteId`; absent from the new schema.
-    public var deviceGroupID: String?
+public typealias DevicePresenceOutput = DeviceEventOutput<DevicePresenceField>
+
+/// The field of ``DevicePresenceOutput``: `online`.
+public enum DevicePresenceField: DeviceEventField, FlatDeviceEventField {
     /// Whether the device is online.
-    public var online: Bool?
+    public typealias Value = Bool
+    /// `online`.
+    public static var key: String { "online" }
+    /// `DevicePresenceOutput`.
+    public static var modelName: String { "DevicePresenceOutput" }
+    static var flatKey: StaticString { "online" }
+    static func read(_ value: FlatJSONDecoder.Value) throws -> Bool? { try value.optionalBool() }
+}
+
+extension DeviceEventOutput where Field == DevicePresenceField {
+    /// Whether the device is online.
+    public var online: Bool? {
+        get { value }
+        set { value = newValue }
+    }
 
     /// Creates a payload.
     public init(
@@ -33,30 +34,8 @@ public struct DevicePresenceOutput: VortexDevicePayload {
         deviceGroupID: String? = nil,
         online: Bool? = nil
     ) {
-        self.eventType = eventType
-        self.timestamp = timestamp
-        self.orgId = orgId
-        self.siteId = siteId
-        self.thingName = thingName
-        self.derivant = derivant
-        self.mac = mac
-        self.deviceGroupID = deviceGroupID
-        self.online = online
-    }
-
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case eventType, timestamp, orgId, siteId, thingName, derivant, mac, deviceGroupID, online
-    }
-
-    /// Every JSON key this model decodes.
-    public static let knownFields: Set<String> = Set(CodingKeys.allCases.map(\.rawValue))
-}
-
-extension DevicePresenceOutput: DevicePayloadFields {
-    init(flat object: FlatJSONDecoder.ObjectView) throws {
-        self.init()
-        try read(object) { model, key, value in
-            if case "online" = key { model.online = try value.optionalBool() }
-        }
+        self.init(
+            eventType: eventType, timestamp: timestamp, orgId: orgId, siteId: siteId, thingName: thingName, derivant: derivant,
+            mac: mac, deviceGroupID: deviceGroupID, value: online)
     }
 }

@@ -1,25 +1,26 @@
 /// A device started or stopped recording (`device/recordingStateChanged`).
 ///
 /// Published on `vortex-app/user/{userId}/device/recordingStateChanged` with `eventType` `device/recordingStateChanged`.
-public struct DeviceRecordingOutput: VortexDevicePayload {
-    /// The event type, `device/recordingStateChanged`; `nil` when the payload had none (legacy GraphQL payloads).
-    public var eventType: String?
-    /// When the event occurred (ISO 8601).
-    public var timestamp: String?
-    /// The organization identifier.
-    public var orgId: String?
-    /// The site (device group) identifier; metadata only, the backend authorizes.
-    public var siteId: String?
-    /// The AWS IoT thing name (device identifier).
-    public var thingName: String?
-    /// The device model identifier.
-    public var derivant: String?
-    /// The device MAC address.
-    public var mac: String?
-    /// The legacy GraphQL name of `siteId`; absent from the new schema.
-    public var deviceGroupID: String?
+public typealias DeviceRecordingOutput = DeviceEventOutput<DeviceRecordingField>
+
+/// The field of ``DeviceRecordingOutput``: `recording`.
+public enum DeviceRecordingField: DeviceEventField, FlatDeviceEventField {
     /// Whether the device is recording.
-    public var recording: Bool?
+    public typealias Value = Bool
+    /// `recording`.
+    public static var key: String { "recording" }
+    /// `DeviceRecordingOutput`.
+    public static var modelName: String { "DeviceRecordingOutput" }
+    static var flatKey: StaticString { "recording" }
+    static func read(_ value: FlatJSONDecoder.Value) throws -> Bool? { try value.optionalBool() }
+}
+
+extension DeviceEventOutput where Field == DeviceRecordingField {
+    /// Whether the device is recording.
+    public var recording: Bool? {
+        get { value }
+        set { value = newValue }
+    }
 
     /// Creates a payload.
     public init(
@@ -33,30 +34,8 @@ public struct DeviceRecordingOutput: VortexDevicePayload {
         deviceGroupID: String? = nil,
         recording: Bool? = nil
     ) {
-        self.eventType = eventType
-        self.timestamp = timestamp
-        self.orgId = orgId
-        self.siteId = siteId
-        self.thingName = thingName
-        self.derivant = derivant
-        self.mac = mac
-        self.deviceGroupID = deviceGroupID
-        self.recording = recording
-    }
-
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case eventType, timestamp, orgId, siteId, thingName, derivant, mac, deviceGroupID, recording
-    }
-
-    /// Every JSON key this model decodes.
-    public static let knownFields: Set<String> = Set(CodingKeys.allCases.map(\.rawValue))
-}
-
-extension DeviceRecordingOutput: DevicePayloadFields {
-    init(flat object: FlatJSONDecoder.ObjectView) throws {
-        self.init()
-        try read(object) { model, key, value in
-            if case "recording" = key { model.recording = try value.optionalBool() }
-        }
+        self.init(
+            eventType: eventType, timestamp: timestamp, orgId: orgId, siteId: siteId, thingName: thingName, derivant: derivant,
+            mac: mac, deviceGroupID: deviceGroupID, value: recording)
     }
 }

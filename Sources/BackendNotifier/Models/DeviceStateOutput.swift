@@ -162,7 +162,7 @@ extension DeviceStateOutput {
     }
 }
 
-extension DeviceStateOutput: DevicePayloadFields {
+extension DeviceStateOutput: DevicePayloadFields, FlatDecodable {
     init(flat object: FlatJSONDecoder.ObjectView) throws {
         self.init()
         try read(object) { model, key, value in

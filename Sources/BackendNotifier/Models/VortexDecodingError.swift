@@ -5,7 +5,8 @@
 public enum VortexDecodingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The bytes are not JSON, or not a JSON object.
     case malformedJSON(model: String, detail: String)
-    /// A required field is absent or `null` (`userId`, `revokedAt` on a token revocation).
+    /// A required field is absent or `null`: `userId` and `revokedAt` on a token revocation, and `eventType` and
+    /// `timestamp` on every payload of AppSync Events (``VortexEventDecoder``).
     case missingField(model: String, field: String)
     /// A field holds a value of the wrong JSON type, such as a string where a Boolean belongs.
     case typeMismatch(model: String, field: String, expected: String)
@@ -14,11 +15,13 @@ public enum VortexDecodingError: Error, Sendable, Equatable, CustomStringConvert
     /// The payload's `eventType` names none of the nine kinds (or is absent), so it cannot be routed.
     case unknownEventType(String?)
 
-    /// The field at fault, as a dotted path; `nil` when the error is not about one field.
+    /// The field at fault, as a dotted path (`eventType` for an unknown or absent event type); `nil` when the error is
+    /// not about one field.
     public var field: String? {
         switch self {
         case .missingField(_, let field), .typeMismatch(_, let field, _), .invalidValue(_, let field, _): field
-        case .malformedJSON, .unknownEventType: nil
+        case .unknownEventType: "eventType"
+        case .malformedJSON: nil
         }
     }
 

@@ -5,32 +5,54 @@ import SubscriberCore
 /// callers can log them at debug level), absent or `null` optional fields decode as `nil`, and unknown enum
 /// values decode as `.unknown`. Only malformed JSON, a wrong type or a missing required field fails, with a
 /// ``VortexDecodingError`` that names the field.
+///
+/// What is required depends on the protocol the payload came by. The nine-kind payloads of AppSync Events (the new
+/// schema, ``decode(_:from:)`` and ``decode(routingByEventTypeIn:)``) require `eventType` and `timestamp` on every
+/// event, and `userId` and `revokedAt` on a token revocation. Legacy GraphQL payloads (``decodeLegacy(_:from:)``)
+/// require only what the legacy schema makes non-null (`userId`, `revokedAt`): `eventType` and `timestamp` are not
+/// part of it.
 public struct VortexEventDecoder: Sendable {
     /// One decoder for every event (decoding does not mutate it), instead of one allocated per event.
     private let decoder = JSONDecoder()
     /// Creates a decoder.
     public init() {}
 
-    /// Decodes `json` as the payload of `kind` (the kind of the channel it arrived on).
+    /// Decodes `json` as the payload of `kind` (the kind of the channel it arrived on), as the new schema has it:
+    /// a payload without `eventType` or `timestamp` fails with ``VortexDecodingError/missingField(model:field:)``.
     ///
     /// The payload's `eventType` is not checked against `kind`; see ``decode(routingByEventTypeIn:)`` for
     /// wildcard subscriptions.
     public func decode(_ kind: VortexEventKind, from json: Data) -> Result<VortexEvent, VortexDecodingError> {
-        switch kind {
-        case .devicePresence: decodeLegacy(DevicePresenceOutput.self, from: json).map(VortexEvent.devicePresence)
-        case .deviceRecording: decodeLegacy(DeviceRecordingOutput.self, from: json).map(VortexEvent.deviceRecording)
-        case .deviceFirmware: decodeLegacy(DeviceFirmwareOutput.self, from: json).map(VortexEvent.deviceFirmware)
-        case .archiveState: decodeLegacy(ArchiveStateOutput.self, from: json).map(VortexEvent.archiveState)
-        case .licensePhase: decodeLegacy(LicenseStateOutput.self, from: json).map(VortexEvent.licensePhase)
-        case .plan: decodeLegacy(PlanStateOutput.self, from: json).map(VortexEvent.plan)
-        case .aiSettings: decodeLegacy(AISettingsOutput.self, from: json).map(VortexEvent.aiSettings)
-        case .roleChanged: decodeLegacy(RoleChangeOutput.self, from: json).map(VortexEvent.roleChanged)
-        case .tokenRevoked: decodeLegacy(UserTokenRevokeOutput.self, from: json).map(VortexEvent.tokenRevoked)
+        decodeModel(kind, from: json, requiringMetadata: true)
+    }
+
+    /// Decodes `json` as the model of `kind`; `requiringMetadata`: the new schema's `eventType` and `timestamp` are
+    /// required too (legacy GraphQL payloads may lack them).
+    func decodeModel(
+        _ kind: VortexEventKind, from json: Data, requiringMetadata required: Bool = false
+    ) -> Result<VortexEvent, VortexDecodingError> {
+        func model<T: FlatDecodable & VortexEventPayload>(_ wrap: (T) -> VortexEvent) -> Result<VortexEvent, VortexDecodingError> {
+            Self.checked(decodeLegacy(T.self, from: json), required, wrap)
+        }
+        func model<T: VortexEventPayload>(_ wrap: (T) -> VortexEvent) -> Result<VortexEvent, VortexDecodingError> {
+            Self.checked(decodeLegacy(T.self, from: json), required, wrap)
+        }
+        return switch kind {
+        case .devicePresence: model(VortexEvent.devicePresence)
+        case .deviceRecording: model(VortexEvent.deviceRecording)
+        case .deviceFirmware: model(VortexEvent.deviceFirmware)
+        case .archiveState: model(VortexEvent.archiveState)
+        case .licensePhase: model(VortexEvent.licensePhase)
+        case .plan: model(VortexEvent.plan)
+        case .aiSettings: model(VortexEvent.aiSettings)
+        case .roleChanged: model(VortexEvent.roleChanged)
+        case .tokenRevoked: model(VortexEvent.tokenRevoked)
         }
     }
 
     /// Decodes `json` as the kind its `eventType` names (``VortexEventKind/init(eventType:)``): for payloads
-    /// from a wildcard subscription such as `vortex-app/user/{userId}/device/*`.
+    /// from a wildcard subscription such as `vortex-app/user/{userId}/device/*`. Requires what ``decode(_:from:)``
+    /// requires.
     ///
     /// Fails with ``VortexDecodingError/unknownEventType(_:)`` when `eventType` is absent or names no kind.
     public func decode(routingByEventTypeIn json: Data) -> Result<VortexEvent, VortexDecodingError> {
@@ -46,8 +68,31 @@ public struct VortexEventDecoder: Sendable {
         }
     }
 
+    /// The fields the new schema requires on every event beyond what the models require themselves.
+    static let requiredMetadata = ["eventType", "timestamp"]
+
+    /// The decoded model wrapped as its event, or, when `required`, ``VortexDecodingError/missingField(model:field:)``
+    /// for the first of `eventType` and `timestamp` it lacks. Checked on the concrete model as it is moved into the
+    /// event: reading it back out of the event, or mapping results, copied it (a retain per string) on every event.
+    @inline(__always)
+    static func checked<P: VortexEventPayload>(
+        _ decoded: Result<P, VortexDecodingError>, _ required: Bool, _ wrap: (P) -> VortexEvent
+    ) -> Result<VortexEvent, VortexDecodingError> {
+        switch decoded {
+        case .failure(let error):
+            return .failure(error)
+        case .success(let model):
+            if required {
+                if model.eventType == nil { return .failure(.missingField(model: P.modelName, field: "eventType")) }
+                if model.timestamp == nil { return .failure(.missingField(model: P.modelName, field: "timestamp")) }
+            }
+            return .success(wrap(model))
+        }
+    }
+
     /// Decodes `json` as `type`: for the merged legacy outputs (``DeviceStateOutput``,
-    /// ``OrganizationStateOutput``) and any other payload model, with the same error translation.
+    /// ``OrganizationStateOutput``) and any other payload model, with the same error translation. Requires what the
+    /// model requires and nothing more, as legacy GraphQL payloads need (no `eventType` or `timestamp`).
     public func decodeLegacy<T: Decodable>(_ type: T.Type, from json: Data) -> Result<T, VortexDecodingError> {
         if let value = FlatJSONDecoder.decode(type, from: json) { return .success(value) }
         return decodeWithJSONDecoder(type, from: json)
@@ -60,58 +105,84 @@ public struct VortexEventDecoder: Sendable {
         return decodeWithJSONDecoder(type, from: json)
     }
 
-    /// Decodes an AppSync Events payload, scanning it once where the fast path applies: its kind (`kind`, or the one
-    /// its `eventType` names) and its model. `nil` when `kind` is `nil` and `eventType` names no kind.
+    /// Decodes a payload of the notifier's upstreams, scanning it once where the fast path applies: its kind (`kind`, or
+    /// the one its `eventType` names) and its model. `requiringMetadata`: the new schema's `eventType` and `timestamp`
+    /// are required too (AppSync Events; legacy GraphQL payloads may lack them). The kind is `nil` when `kind` is `nil`
+    /// and `eventType` names no kind; the result is then ``VortexDecodingError/unknownEventType(_:)``.
     func decodeEvent(
-        _ json: Data, kind fixed: VortexEventKind?
-    ) -> (kind: VortexEventKind, result: Result<VortexEvent, VortexDecodingError>)? {
+        _ json: Data, kind fixed: VortexEventKind?, requiringMetadata: Bool
+    ) -> (kind: VortexEventKind?, result: Result<VortexEvent, VortexDecodingError>) {
         enum Fast {
             case notApplicable
-            case unknownKind
-            case decoded(VortexEventKind, VortexEvent?)
+            case unknownKind(String?)
+            case decoded(VortexEventKind, Result<VortexEvent, VortexDecodingError>?)
         }
         let fast = json.withUnsafeBytes { raw -> Fast in
             guard let object = FlatJSONDecoder.object(raw.bindMemory(to: UInt8.self)) else { return .notApplicable }
-            guard let kind = fixed ?? object.string("eventType").flatMap(VortexEventKind.init(eventType:)) else { return .unknownKind }
-            return .decoded(kind, Self.event(kind, from: object))
+            if let fixed { return .decoded(fixed, Self.event(fixed, from: object, requiringMetadata: requiringMetadata)) }
+            let eventType = object.string("eventType")
+            guard let kind = eventType.flatMap(VortexEventKind.init(eventType:)) else { return .unknownKind(eventType) }
+            return .decoded(kind, Self.event(kind, from: object, requiringMetadata: requiringMetadata))
         }
         switch fast {
-        case .unknownKind: return nil
-        case .decoded(let kind, let event?): return (kind, .success(event))
+        case .unknownKind(let eventType):
+            return (nil, .failure(.unknownEventType(eventType)))
+        case .decoded(let kind, let result?):
+            return (kind, result)
         // JSONDecoder decides, and names what is wrong.
-        case .decoded(let kind, nil): return (kind, decode(kind, from: json))
+        case .decoded(let kind, nil):
+            return (kind, decodeModel(kind, from: json, requiringMetadata: requiringMetadata))
         case .notApplicable:
-            guard let kind = fixed ?? Self.eventKind(in: json) else { return nil }
-            return (kind, decode(kind, from: json))
+            let eventType = fixed == nil ? Self.eventType(in: json) : nil
+            guard let kind = fixed ?? eventType.flatMap(VortexEventKind.init(eventType:)) else {
+                return (nil, .failure(.unknownEventType(eventType)))
+            }
+            return (kind, decodeModel(kind, from: json, requiringMetadata: requiringMetadata))
         }
     }
 
-    private static func event(_ kind: VortexEventKind, from object: FlatJSONDecoder.ObjectView) -> VortexEvent? {
-        switch kind {
-        case .devicePresence: return (try? DevicePresenceOutput(flat: object)).map(VortexEvent.devicePresence)
-        case .deviceRecording: return (try? DeviceRecordingOutput(flat: object)).map(VortexEvent.deviceRecording)
-        case .deviceFirmware: return (try? DeviceFirmwareOutput(flat: object)).map(VortexEvent.deviceFirmware)
-        case .archiveState: return FlatJSONDecoder.decode(ArchiveStateOutput.self, from: object).map(VortexEvent.archiveState)
-        case .licensePhase: return FlatJSONDecoder.decode(LicenseStateOutput.self, from: object).map(VortexEvent.licensePhase)
-        case .plan: return FlatJSONDecoder.decode(PlanStateOutput.self, from: object).map(VortexEvent.plan)
-        case .aiSettings: return FlatJSONDecoder.decode(AISettingsOutput.self, from: object).map(VortexEvent.aiSettings)
-        case .roleChanged: return FlatJSONDecoder.decode(RoleChangeOutput.self, from: object).map(VortexEvent.roleChanged)
-        case .tokenRevoked: return FlatJSONDecoder.decode(UserTokenRevokeOutput.self, from: object).map(VortexEvent.tokenRevoked)
+    /// The fast path's model of `kind` (checked as ``checked(_:_:_:)`` says); `nil` when the fast path does not apply.
+    private static func event(
+        _ kind: VortexEventKind, from object: FlatJSONDecoder.ObjectView, requiringMetadata required: Bool
+    ) -> Result<VortexEvent, VortexDecodingError>? {
+        func flat<T: FlatDecodable & VortexEventPayload>(_ wrap: (T) -> VortexEvent) -> Result<VortexEvent, VortexDecodingError>? {
+            guard let model = try? T(flat: object) else { return nil }
+            return checked(.success(model), required, wrap)
+        }
+        func viaDecoder<T: VortexEventPayload>(_ wrap: (T) -> VortexEvent) -> Result<VortexEvent, VortexDecodingError>? {
+            guard let model = FlatJSONDecoder.decode(T.self, from: object) else { return nil }
+            return checked(.success(model), required, wrap)
+        }
+        return switch kind {
+        case .devicePresence: flat(VortexEvent.devicePresence)
+        case .deviceRecording: flat(VortexEvent.deviceRecording)
+        case .deviceFirmware: flat(VortexEvent.deviceFirmware)
+        case .archiveState: viaDecoder(VortexEvent.archiveState)
+        case .licensePhase: viaDecoder(VortexEvent.licensePhase)
+        case .plan: viaDecoder(VortexEvent.plan)
+        case .aiSettings: viaDecoder(VortexEvent.aiSettings)
+        case .roleChanged: viaDecoder(VortexEvent.roleChanged)
+        case .tokenRevoked: viaDecoder(VortexEvent.tokenRevoked)
         }
     }
 
-    /// The kind `eventType` names, read with the envelope scanner (no full decode), for payloads the fast path leaves
-    /// to `JSONDecoder`.
-    static func eventKind(in json: Data) -> VortexEventKind? {
+    /// The `eventType` string, read with the envelope scanner (no full decode), for payloads the fast path leaves to
+    /// `JSONDecoder`.
+    static func eventType(in json: Data) -> String? {
         json.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
-            guard let envelope = try? JSONEnvelope(scanning: bytes), let type = envelope.string("eventType", in: bytes) else { return nil }
-            return VortexEventKind(eventType: type)
+            guard let envelope = try? JSONEnvelope(scanning: bytes) else { return nil }
+            return envelope.string("eventType", in: bytes)
         }
+    }
+
+    /// The name errors give `type`: the model's own (``VortexEventPayload/modelName``) or the type's.
+    private static func modelName<T>(_ type: T.Type) -> String {
+        (type as? any VortexEventPayload.Type)?.modelName ?? String(describing: type)
     }
 
     private func decodeWithJSONDecoder<T: Decodable>(_ type: T.Type, from json: Data) -> Result<T, VortexDecodingError> {
-        let model = String(describing: type)
+        let model = Self.modelName(type)
         do {
             return .success(try decoder.decode(type, from: json))
         } catch let error as DecodingError {
@@ -138,7 +209,7 @@ public struct VortexEventDecoder: Sendable {
             else { continue }
             let value = members[key].flatMap { try? JSONEncoder().encode($0) }.map { String(decoding: $0, as: UTF8.self) }
             return .invalidValue(
-                model: String(describing: type), field: key,
+                model: Self.modelName(type), field: key,
                 detail: "\(value ?? "the value") cannot be represented, such as a fraction for an integer")
         }
         return nil

@@ -4,7 +4,7 @@ import Foundation
 /// JSON keys it knows.
 ///
 /// The new schema requires `eventType` and `timestamp`; they are optional here because legacy GraphQL payloads
-/// lack them.
+/// lack them. ``VortexEventDecoder`` enforces them where the protocol requires them (AppSync Events).
 public protocol VortexEventPayload: Sendable, Codable, Equatable {
     /// The event type identifier used for routing, such as `device/presenceChanged`; `nil` on legacy payloads.
     var eventType: String? { get }
@@ -13,9 +13,15 @@ public protocol VortexEventPayload: Sendable, Codable, Equatable {
     /// Every JSON key this model decodes; other keys are ignored (and reported by
     /// ``VortexEventDecoder/unknownFields(in:as:)``).
     static var knownFields: Set<String> { get }
+    /// The model's name as the documents and decoding errors spell it, such as `DevicePresenceOutput`; the type's
+    /// name unless the model says otherwise.
+    static var modelName: String { get }
 }
 
 extension VortexEventPayload {
+    /// The type's name.
+    public static var modelName: String { String(describing: Self.self) }
+
     /// ``timestamp`` parsed as ISO 8601 (with or without fractional seconds); `nil` when absent or unparsable.
     public var date: Date? { ISO8601Timestamp.date(from: timestamp) }
 }

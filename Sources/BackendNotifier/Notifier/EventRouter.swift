@@ -35,14 +35,16 @@ struct EventRouter: Sendable {
 
     func route(_ payload: RealtimePayload, from upstream: Upstream, dialect: TransportDialect) {
         switch dialect {
-        case .appSyncChannels: routeChannelEvent(payload.json, from: upstream)
+        case .appSyncChannels: routeChannelEvent(payload.json, from: upstream, dialect: .appSyncChannels)
         case .graphQL: routeLegacyEvent(payload, from: upstream)
         }
     }
 
     // MARK: AppSync Events: one event per payload, split already
 
-    private func routeChannelEvent(_ json: Data, from upstream: Upstream) {
+    /// `dialect`: AppSync Events payloads must carry the new schema's `eventType` and `timestamp`; the legacy GraphQL
+    /// ones routed here (archive, role, revocation) need not (docs/migration-guide.md).
+    private func routeChannelEvent(_ json: Data, from upstream: Upstream, dialect: TransportDialect) {
         let fixed: VortexEventKind? =
             switch upstream {
             case .device, .organization: nil
@@ -50,13 +52,12 @@ struct EventRouter: Sendable {
             case .role: .roleChanged
             case .revoke: .tokenRevoked
             }
-        guard let (kind, result) = decoder.decodeEvent(json, kind: fixed) else {
-            return failed(upstream.rawValue, "no known eventType", json, upstream: upstream)
-        }
+        let (kind, result) = decoder.decodeEvent(json, kind: fixed, requiringMetadata: dialect == .appSyncChannels)
         switch result {
-        case .failure(let error): failed(kind.rawValue, "\(error)", json, upstream: upstream)
+        case .failure(let error):
+            failed(kind?.rawValue ?? upstream.rawValue, error, json, upstream: upstream, kind: kind, dialect: dialect)
         case .success(let event):
-            logUnknownFields(json, kind)
+            logUnknownFields(json, event.kind)
             guard passesFilter(event) else { return }
             deliverNine(event)
             switch event {
@@ -88,7 +89,7 @@ struct EventRouter: Sendable {
         switch upstream {
         case .device:
             switch decoder.decodeLegacy(DeviceStateOutput.self, from: json) {
-            case .failure(let error): failed("device", "\(error)", json, upstream: upstream)
+            case .failure(let error): failed("device", error, json, upstream: upstream, dialect: .graphQL)
             case .success(let merged):
                 // Seed 000: unauthorized events are discarded silently.
                 if let group = merged.deviceGroup, !filter.canAccessDevice(deviceGroupID: group) { return }
@@ -100,16 +101,14 @@ struct EventRouter: Sendable {
             }
         case .organization:
             switch decoder.decodeLegacy(OrganizationStateOutput.self, from: json) {
-            case .failure(let error): failed("organization", "\(error)", json, upstream: upstream)
+            case .failure(let error): failed("organization", error, json, upstream: upstream, dialect: .graphQL)
             case .success(let merged):
                 deliver(merged, to: hubs.organizationMerged, ISO8601Timestamp.date(from: merged.timestamp))
                 if hubs.hasNineMethodObservers(of: .organization) {
                     for event in merged.split() { deliverNine(event) }
                 }
             }
-        case .archive: routeChannelEvent(json, from: .archive)
-        case .role: routeChannelEvent(json, from: .role)
-        case .revoke: routeChannelEvent(json, from: .revoke)
+        case .archive, .role, .revoke: routeChannelEvent(json, from: upstream, dialect: .graphQL)
         }
     }
 
@@ -176,11 +175,33 @@ struct EventRouter: Sendable {
         hub.metrics?.recordDelivery(latency: published().map { wallClock.now().timeIntervalSince($0) })
     }
 
-    private func failed(_ stream: String, _ reason: String, _ json: Data, upstream: Upstream) {
+    /// Drops an undecodable event: counted, logged with where it came from and the field at fault, reported as a loss.
+    private func failed(
+        _ stream: String, _ error: VortexDecodingError, _ json: Data, upstream: Upstream, kind: VortexEventKind? = nil,
+        dialect: TransportDialect
+    ) {
         failures.withLock { $0 += 1 }
         metrics.decodeFailure(stream: stream)
-        logger.warning("dropped an undecodable event", metadata: ["stream": "\(stream)", "reason": "\(reason)", "bytes": "\(json.count)"])
+        var metadata: Logger.Metadata = [
+            "stream": "\(stream)", "channel": "\(Self.source(upstream, kind, dialect))", "reason": "\(error)", "bytes": "\(json.count)",
+        ]
+        if let field = error.field { metadata["field"] = "\(field)" }
+        logger.warning("dropped an undecodable event", metadata: metadata)
         onLoss(upstream.rawValue, lossReport(.undecodable))
+    }
+
+    /// Where an event came from, for logs: the AppSync channel (the kind's, else the upstream's) with the user's prefix
+    /// as placeholders (the router knows neither), or the default GraphQL subscription field.
+    static func source(_ upstream: Upstream, _ kind: VortexEventKind?, _ dialect: TransportDialect) -> String {
+        switch dialect {
+        case .graphQL:
+            return LegacyGraphQLDocuments.field(for: upstream)
+        case .appSyncChannels:
+            if let kind { return "{namespace}/user/{userId}/\(kind.channelSuffix)" }
+            let request = upstream.request(dialect: .appSyncChannels, userId: "{userId}", organizationId: nil, namespace: "{namespace}")
+            guard case .channel(let channel)? = request?.topic else { return upstream.rawValue }
+            return channel
+        }
     }
 
     /// One event lost now; the window starts ``lossMargin`` earlier (the event was published a little before; the same

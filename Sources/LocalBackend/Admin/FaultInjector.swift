@@ -21,6 +21,7 @@ public final class FaultInjector: Sendable {
     }
 
     private let state = Locked(State())
+    private let withheldKeepAlives = Locked(0)
     private let connections: ConnectionRegistry
 
     init(connections: ConnectionRegistry) { self.connections = connections }
@@ -52,6 +53,17 @@ public final class FaultInjector: Sendable {
 
     /// Whether keep-alives are currently suppressed.
     public var isKeepAliveStopped: Bool { state.withLock { $0.keepAliveStopped } }
+
+    /// How many keep-alives have been withheld while stopped, on every connection: a test waits for it to grow to know
+    /// that a keep-alive timer fired and sent nothing, instead of waiting a while for silence.
+    public var keepAlivesWithheld: Int { withheldKeepAlives.withLock { $0 } }
+
+    /// Whether a keep-alive that is due may be sent; one that may not is counted as withheld.
+    func allowsKeepAlive() -> Bool {
+        guard isKeepAliveStopped else { return true }
+        withheldKeepAlives.withLock { $0 += 1 }
+        return false
+    }
 
     /// Delays every outgoing frame by `delay` (zero turns it off).
     public func setFrameDelay(_ delay: Duration) {

@@ -126,7 +126,7 @@ actor AppSyncConnection {
     private func keepAlive() async {
         while !Task.isCancelled {
             do { try await Task.sleep(for: settings.keepAliveInterval) } catch { return }
-            if active && !services.faults.isKeepAliveStopped { outbox.send(AppSyncServerMessage.keepAlive) }
+            if active && services.faults.allowsKeepAlive() { outbox.send(AppSyncServerMessage.keepAlive) }
         }
     }
 

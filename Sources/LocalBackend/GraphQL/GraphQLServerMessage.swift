@@ -70,7 +70,7 @@ enum GraphQLJSON {
             let value = number.doubleValue
             guard value.isFinite else { return "null" }
             if value == value.rounded(), abs(value) < 9_007_199_254_740_992 { return String(Int64(value)) }
-            return JSONValue.double(value).jsonText
+            return JSONValue.number(value).jsonText
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GraphQL
+import SubscriberCore
 
 /// One domain event as the legacy GraphQL side delivers it: the root value of one subscription execution, whose
 /// ``fields`` GraphQLSwift's default resolver reads by field name.
@@ -49,13 +50,13 @@ struct LegacyEventSource: Sendable {
 }
 
 extension JSONValue {
-    /// The same value as a GraphQLSwift `Map` (object keys sorted, as ``jsonText`` renders them).
+    /// The same value as a GraphQLSwift `Map` (object keys sorted, as ``jsonText`` renders them; an integral number as
+    /// an integer, as JSON text gives it).
     var graphQLMap: Map {
         switch self {
         case .null: .null
         case .bool(let value): .bool(value)
-        case .int(let value): .number(Number(value))
-        case .double(let value): .number(Number(value))
+        case .number(let value): .number(Int(exactly: value).map { Number($0) } ?? Number(value))
         case .string(let value): .string(value)
         case .array(let values): .array(values.map(\.graphQLMap))
         case .object(let members):

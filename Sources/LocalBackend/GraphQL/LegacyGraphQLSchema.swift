@@ -1,5 +1,6 @@
 import GraphQL
 import OrderedCollections
+import SubscriberCore
 
 /// The executable legacy schema: ``LegacySchemaSDL/text`` built by GraphQLSwift's `buildSchema(source:)`, then given
 /// its resolvers during setup (an SDL-built schema has none):

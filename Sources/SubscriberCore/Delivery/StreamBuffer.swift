@@ -32,7 +32,10 @@
     struct State {
         @usableFromInline var elements: [Element] = []
         @usableFromInline var head = 0
-        @usableFromInline var waiter: UnsafeContinuation<Element?, any Error>?
+        /// The consumer waiting in ``next()``. It is resumed without a value: the value waits in ``handoff``.
+        @usableFromInline var waiter: UnsafeContinuation<Void, Never>?
+        /// What a resumed ``waiter`` returns, put here under the lock by whoever resumes it.
+        @usableFromInline var handoff: Result<Element?, any Error>?
         /// Set by `finish`: how the stream ends once the queue is drained (`nil` error: normally).
         @usableFromInline var end: (any Error)?? = nil
         /// The end was handed to the consumer.
@@ -129,12 +132,13 @@
     /// Wakes a waiting consumer if there is something for it.
     @inlinable
     package func signal() {
-        let wake = state.withLock { state -> (UnsafeContinuation<Element?, any Error>, Result<Element?, any Error>)? in
-            guard let waiter = state.waiter, let ready = state.ready() else { return nil }
+        state.withLock { state in
+            guard let waiter = state.waiter, let ready = state.ready() else { return }
             state.waiter = nil
-            return (waiter, ready)
+            state.handoff = ready
+            // Resumed under the lock (it only enqueues the task): see `next()`.
+            waiter.resume()
         }
-        if let (waiter, result) = wake { waiter.resume(with: result) }
     }
 
     /// Ends the stream after the queued elements, normally or with `error`, and wakes the consumer.
@@ -174,33 +178,50 @@
             batch.markFlushedByUpstream()
             batch.flush()
         }
-        return try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Element?, any Error>) in
-                let ready = state.withLock { state -> Result<Element?, any Error>? in
-                    if let ready = state.ready() { return ready }
+        // The element is handed over through the locked state, not through the continuation, and the continuation is
+        // resumed under the lock: a continuation resumed before its task reaches the await lets the task run on without
+        // any happens-before edge the thread sanitizer is told of (the runtime's fast path in `swift_continuation_await`
+        // synchronises with an acquire load that carries no TSan annotation), so a value passed through it, and the
+        // task's next continuation in the same memory, were reported as races with the resume. They were safe; this is
+        // safe and visibly so: everything the producer does to the continuation happens before it unlocks, and the
+        // consumer reads the handoff after it locks.
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if let ready = state.ready() {
+                        state.handoff = ready
+                        return true
+                    }
                     state.waiter = continuation
-                    return nil
+                    return false
                 }
-                if let ready { continuation.resume(with: ready) }
+                if resumeNow { continuation.resume() }
             }
         } onCancel: {
             consumerGone()
         }
+        let handoff = state.withLock { state -> Result<Element?, any Error>? in
+            defer { state.handoff = nil }
+            return state.handoff
+        }
+        return try handoff?.get() ?? nil
     }
 
     @usableFromInline
     func consumerGone() {
-        let (waiter, handler) = state.withLock { state -> (UnsafeContinuation<Element?, any Error>?, (@Sendable () -> Void)?) in
-            guard !state.gone else { return (nil, nil) }
+        let handler = state.withLock { state -> (@Sendable () -> Void)? in
+            guard !state.gone else { return nil }
             state.gone = true
-            let waiter = state.waiter
-            state.waiter = nil
+            if let waiter = state.waiter {
+                state.waiter = nil
+                state.handoff = .success(nil)
+                waiter.resume()
+            }
             state.elements.removeAll()
             state.head = 0
             defer { state.goneHandler = nil }
-            return (waiter, state.end != nil ? nil : state.goneHandler)
+            return state.end != nil ? nil : state.goneHandler
         }
-        waiter?.resume(returning: nil)
         handler?()
     }
 }

@@ -394,7 +394,7 @@ extension PythonServer {
     func eventually(
         _ what: String, timeout: Double = 10, _ condition: (StrawberryStats) -> Bool
     ) async throws -> StrawberryStats {
-        let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+        let deadline = ContinuousClock.now + .milliseconds(Int64(TestTime.scaled(timeout) * 1000))
         var last: StrawberryStats?
         while ContinuousClock.now < deadline {
             let stats = try await stats()

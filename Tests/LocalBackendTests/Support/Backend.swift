@@ -141,6 +141,32 @@ struct RawSession: Sendable {
         return try await socket.nextSkippingKeepAlive()
     }
 
+    /// Every message the server sent before it answered a barrier, keep-alives left out unless `keepAlives`. The barrier
+    /// is a `subscribe` to
+    /// a channel of its own: the server answers its messages in order through the socket's one outbox, after whatever it
+    /// had queued for this socket before (a publish that returned has queued its `data`). So what came before the
+    /// answer is all there was, without waiting for silence.
+    func messagesBeforeBarrier(keepAlives: Bool = false) async throws -> [[String: Any]] {
+        let id = "barrier-\(UUID().uuidString.lowercased())"
+        let channel = "default/\(id)"
+        let auth = authorizer.authorization(body: AppSyncFrames.subscribeBody(channel))
+        try await socket.send(AppSyncFrames.subscribe(id: id, channel: channel, authorization: auth))
+        var before: [[String: Any]] = []
+        while true {
+            let message = try await keepAlives ? socket.next() : socket.nextSkippingKeepAlive()
+            if message["id"] as? String == id {
+                #expect(message["type"] as? String == "subscribe_success", "the barrier: \(message)")
+                return before
+            }
+            before.append(message)
+        }
+    }
+
+    /// The `data` messages received before a barrier (``messagesBeforeBarrier()``).
+    func dataBeforeBarrier() async throws -> [[String: Any]] {
+        try await messagesBeforeBarrier().filter { $0["type"] as? String == "data" }
+    }
+
     func close() async { await socket.close() }
 }
 

@@ -4,6 +4,7 @@ import LocalBackend
 import Logging
 import NIOCore
 import NIOWebSocket
+import RealtimeTesting
 import SubscriberCore
 import Testing
 import WSClient
@@ -49,7 +50,7 @@ final class GraphQLRawSocket: Sendable {
 
     /// Connects (offering `subprotocols`), waits for the upgrade and starts recording.
     static func connect(
-        _ url: String, subprotocols: [String] = ["graphql-transport-ws"], timeout: Duration = .seconds(5)
+        _ url: String, subprotocols: [String] = ["graphql-transport-ws"], timeout: Duration = rawSocketDeadline
     ) async throws
         -> GraphQLRawSocket
     {
@@ -99,7 +100,7 @@ final class GraphQLRawSocket: Sendable {
     }
 
     /// The next message as text, removing it from the inbox.
-    func nextText(timeout: Duration = .seconds(5)) async throws -> String {
+    func nextText(timeout: Duration = rawSocketDeadline) async throws -> String {
         try await poll("a message", timeout: timeout) { state in
             if !state.messages.isEmpty { return state.messages.removeFirst() }
             if let close = state.close { throw Failure.timedOut("a message (the socket closed: \(close))") }
@@ -108,24 +109,14 @@ final class GraphQLRawSocket: Sendable {
     }
 
     /// The next message as a JSON object.
-    func next(timeout: Duration = .seconds(5)) async throws -> [String: Any] {
+    func next(timeout: Duration = rawSocketDeadline) async throws -> [String: Any] {
         let text = try await nextText(timeout: timeout)
         guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { throw Failure.notJSON(text) }
         return object
     }
 
-    /// Every message received within `duration`, removing them from the inbox.
-    func drain(for duration: Duration) async throws -> [[String: Any]] {
-        try await Task.sleep(for: duration)
-        let texts = state.withLock { state in
-            defer { state.messages.removeAll() }
-            return state.messages
-        }
-        return texts.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-    }
-
     /// Waits for the connection to end; returns the server's close code and reason.
-    func waitForClose(timeout: Duration = .seconds(5)) async throws -> Close {
+    func waitForClose(timeout: Duration = rawSocketDeadline) async throws -> Close {
         try await poll("the close", timeout: timeout) { $0.close }
     }
 
@@ -143,7 +134,7 @@ final class GraphQLRawSocket: Sendable {
 
     /// Sends `ping` and returns every message that arrived before the `pong`. Messages are answered in order, so
     /// once the pong is back every earlier `subscribe` is attached to the bus (or was answered with `error`).
-    func sync(timeout: Duration = .seconds(5)) async throws -> [[String: Any]] {
+    func sync(timeout: Duration = rawSocketDeadline) async throws -> [[String: Any]] {
         try await send(GraphQLFrames.ping)
         var before: [[String: Any]] = []
         while true {
@@ -155,7 +146,7 @@ final class GraphQLRawSocket: Sendable {
 
     private func poll<T>(_ what: String, timeout: Duration, _ check: (inout State) throws -> T?) async throws -> T {
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
+        let deadline = clock.now.advanced(by: TestTime.scaled(timeout))
         while true {
             if let value = try state.withLock(check) { return value }
             guard clock.now < deadline else { throw Failure.timedOut(what) }

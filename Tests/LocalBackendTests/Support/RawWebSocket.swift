@@ -3,8 +3,13 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOWebSocket
+import RealtimeTesting
 import SubscriberCore
 import WSClient
+
+/// How long the raw sockets wait for something that should happen before they call it a hang: long, because it only bounds a
+/// hang (the suite starts ninety servers at once, and a loaded machine made 5 s too short for an upgrade).
+let rawSocketDeadline: Duration = .seconds(20)
 
 /// A raw WebSocket client on swift-websocket's `WSClient` for conformance tests: sends text frames exactly as given
 /// and records every message and the server's close code.
@@ -39,7 +44,7 @@ final class RawWebSocket: Sendable {
     /// Connects and waits for the upgrade. `headers` go on the upgrade request; `subprotocols` are offered in one
     /// `Sec-WebSocket-Protocol` header.
     static func connect(
-        _ url: String, subprotocols: [String] = [], headers: [String: String] = [:], timeout: Duration = .seconds(5)
+        _ url: String, subprotocols: [String] = [], headers: [String: String] = [:], timeout: Duration = rawSocketDeadline
     ) async throws -> RawWebSocket {
         var fields = HTTPFields()
         if !subprotocols.isEmpty { fields[.secWebSocketProtocol] = subprotocols.joined(separator: ", ") }
@@ -92,7 +97,7 @@ final class RawWebSocket: Sendable {
     }
 
     /// The next message as text, removing it from the inbox.
-    func nextText(timeout: Duration = .seconds(5)) async throws -> String {
+    func nextText(timeout: Duration = rawSocketDeadline) async throws -> String {
         try await poll("a message", timeout: timeout) { state in
             if !state.messages.isEmpty { return state.messages.removeFirst() }
             if state.closed {
@@ -103,7 +108,7 @@ final class RawWebSocket: Sendable {
     }
 
     /// The next message as a JSON object.
-    func next(timeout: Duration = .seconds(5)) async throws -> [String: Any] {
+    func next(timeout: Duration = rawSocketDeadline) async throws -> [String: Any] {
         let text = try await nextText(timeout: timeout)
         guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
             throw Failure.upgradeFailed("not a JSON object: \(text)")
@@ -112,41 +117,15 @@ final class RawWebSocket: Sendable {
     }
 
     /// The next message whose `type` is not `ka`.
-    func nextSkippingKeepAlive(timeout: Duration = .seconds(5)) async throws -> [String: Any] {
+    func nextSkippingKeepAlive(timeout: Duration = rawSocketDeadline) async throws -> [String: Any] {
         while true {
             let message = try await next(timeout: timeout)
             if message["type"] as? String != "ka" { return message }
         }
     }
 
-    /// Every message received within `duration` (keep-alives included).
-    func drain(for duration: Duration) async throws -> [[String: Any]] {
-        try await Task.sleep(for: duration)
-        let texts = state.withLock { state in
-            defer { state.messages.removeAll() }
-            return state.messages
-        }
-        return texts.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-    }
-
-    /// The `data` messages received: waits until at least `count` have arrived (or `timeout`), then `settle` longer
-    /// for any extra ones, and removes every message read so far from the inbox.
-    func dataMessages(count: Int, settle: Duration = .milliseconds(100), timeout: Duration = .seconds(5)) async throws -> [[String: Any]] {
-        func parsed() -> [[String: Any]] {
-            state.withLock { $0.messages }.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-                .filter { $0["type"] as? String == "data" }
-        }
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while parsed().count < count, clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-        try await Task.sleep(for: settle)
-        let all = parsed()
-        state.withLock { $0.messages.removeAll() }
-        return all
-    }
-
     /// Waits for the connection to end; returns the server's close code.
-    func waitForClose(timeout: Duration = .seconds(5)) async throws -> UInt16? {
+    func waitForClose(timeout: Duration = rawSocketDeadline) async throws -> UInt16? {
         try await poll("the close", timeout: timeout) { state in state.closed ? .some(state.closeCode) : nil }
     }
 
@@ -164,7 +143,7 @@ final class RawWebSocket: Sendable {
 
     private func poll<T>(_ what: String, timeout: Duration, _ check: (inout State) throws -> T?) async throws -> T {
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
+        let deadline = clock.now.advanced(by: TestTime.scaled(timeout))
         while true {
             if let value = try state.withLock(check) { return value }
             guard clock.now < deadline else { throw Failure.timedOut(what) }

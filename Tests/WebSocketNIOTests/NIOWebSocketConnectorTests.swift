@@ -293,7 +293,8 @@ struct NIOWebSocketConnectorTests {
         try await withServer(.init(silentUpgrade: true)) { server in
             let connector = connector
             let attempt = Task { try await connector.withConnection(WebSocketRequest(url: server.url)) { _ in } }
-            try await Task.sleep(for: .milliseconds(100))
+            // Connected and waiting for the answer to its upgrade request, which never comes.
+            try await server.waitForAcceptedConnection()
             attempt.cancel()
             let outcome = try await withSmokeTimeout(10, "the cancelled connect") { await attempt.result }
             #expect(throws: CancellationError.self) { try outcome.get() }

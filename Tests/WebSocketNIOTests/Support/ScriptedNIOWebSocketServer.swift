@@ -1,11 +1,13 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
-import NIOPosix
+import NIOTestServer
 import NIOWebSocket
+import RealtimeTesting
 import SubscriberCore
 
-/// A minimal WebSocket server on a real socket (127.0.0.1, an ephemeral port) for smoke-testing the NIO connector.
+/// A minimal WebSocket server on a real socket (127.0.0.1, an ephemeral port) for smoke-testing the NIO connector: a
+/// ``NIOWebSocketTestServer`` configured to record and obey the test.
 ///
 /// It records the upgrade request and every frame the client sends, answers pings itself, selects the
 /// subprotocol it is told to, and lets the test send text, binary, ping and close frames. One client at a time.
@@ -31,94 +33,56 @@ final class ScriptedNIOWebSocketServer: Sendable {
     }
 
     fileprivate struct State {
-        var upgradeRequests: [HTTPHeaders] = []
         var texts: [String] = []
         var binaries: [[UInt8]] = []
         var pongs: [[UInt8]] = []
         var clientCloses: [ClientClose] = []
         var client: (any Channel)?
-        var accepted: [any Channel] = []
         var serverSentClose = false
         var clientDisconnected = false
     }
 
-    /// The port the server listens on.
-    let port: Int
-    let options: Options
-    private let serverChannel: any Channel
+    private let server: NIOWebSocketTestServer
     fileprivate let state: Locked<State>
 
-    private init(port: Int, options: Options, serverChannel: any Channel, state: Locked<State>) {
-        self.port = port
-        self.options = options
-        self.serverChannel = serverChannel
+    private init(server: NIOWebSocketTestServer, state: Locked<State>) {
+        self.server = server
         self.state = state
     }
 
+    /// The port the server listens on.
+    var port: Int { server.port }
+
     /// The `ws://` URL of the server.
-    var url: URL { URL(string: "ws://127.0.0.1:\(port)/event/realtime")! }
+    var url: URL { server.url }
 
     /// Starts a server on 127.0.0.1 with an ephemeral port.
     static func start(_ options: Options = Options()) async throws -> ScriptedNIOWebSocketServer {
         let state = Locked(State())
-        let upgrader = NIOWebSocketServerUpgrader(
-            maxFrameSize: options.maxFrameSize,
-            automaticErrorHandling: true,
-            shouldUpgrade: { channel, head in
-                state.withLock { $0.upgradeRequests.append(head.headers) }
-                var headers = HTTPHeaders()
-                if let selected = options.selectedSubprotocol {
-                    headers.add(name: "Sec-WebSocket-Protocol", value: selected)
-                }
-                return channel.eventLoop.makeSucceededFuture(headers)
-            },
-            upgradePipelineHandler: { channel, _ in
-                state.withLock { $0.client = channel }
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        ServerFrameHandler(state: state, answersClose: options.answersClose)
-                    )
-                }
-            }
-        )
-        let serverChannel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                state.withLock { $0.accepted.append(channel) }
-                if options.silentUpgrade {
-                    return channel.eventLoop.makeSucceededVoidFuture()
-                }
-                if let status = options.rejectUpgradeWith {
-                    return channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                        try channel.pipeline.syncOperations.addHandler(RejectingHTTPHandler(status: status, state: state))
-                    }
-                }
-                return channel.pipeline.configureHTTPServerPipeline(
-                    withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in })
-                )
-            }
-            .bind(host: "127.0.0.1", port: 0)
-            .get()
-        guard let port = serverChannel.localAddress?.port else {
-            throw ServerError("the server socket has no port")
+        var behaviour = NIOWebSocketTestServer.Behaviour { channel, _ in
+            state.withLock { $0.client = channel }
+            try channel.pipeline.syncOperations.addHandler(ServerFrameHandler(state: state, answersClose: options.answersClose))
         }
-        return ScriptedNIOWebSocketServer(port: port, options: options, serverChannel: serverChannel, state: state)
+        behaviour.selectSubprotocol = { _ in options.selectedSubprotocol }
+        behaviour.maxFrameSize = options.maxFrameSize
+        if options.silentUpgrade {
+            behaviour.upgrade = .silent
+        } else if let status = options.rejectUpgradeWith {
+            behaviour.upgrade = .reject(status)
+        }
+        let server = try await NIOWebSocketTestServer.start(behaviour)
+        return ScriptedNIOWebSocketServer(server: server, state: state)
     }
 
     /// Stops listening and drops every accepted connection.
     func shutdown() async {
-        let accepted = state.withLock { $0.accepted }
-        for channel in accepted {
-            try? await channel.close()
-        }
-        try? await serverChannel.close()
+        await server.shutdown()
     }
 
     // MARK: Recorded
 
     /// The headers of every upgrade request, in order.
-    var upgradeRequests: [HTTPHeaders] { state.withLock { $0.upgradeRequests } }
+    var upgradeRequests: [HTTPHeaders] { server.upgradeRequests }
     /// Every text message the client sent, in order.
     var receivedTexts: [String] { state.withLock { $0.texts } }
     /// Every binary message the client sent, in order.
@@ -132,7 +96,15 @@ final class ScriptedNIOWebSocketServer: Sendable {
 
     /// Waits for the first upgrade request.
     func waitForUpgradeRequest() async throws -> HTTPHeaders {
-        try await poll("the upgrade request") { $0.upgradeRequests.first }
+        let server = server
+        return try await poll("the upgrade request") { _ in server.upgradeRequests.first }
+    }
+
+    /// Waits until the server has accepted a TCP connection (with a silent upgrade, the client then waits for the
+    /// answer to its upgrade request).
+    func waitForAcceptedConnection() async throws {
+        let server = server
+        _ = try await poll("a TCP connection") { _ in server.acceptedCount > 0 ? true : nil }
     }
 
     /// Waits until the client has sent `count` text messages and returns them.
@@ -157,7 +129,7 @@ final class ScriptedNIOWebSocketServer: Sendable {
 
     private func poll<T: Sendable>(_ what: String, _ read: @escaping @Sendable (State) -> T?) async throws -> T {
         let state = state
-        return try await withSmokeTimeout(10, what) {
+        return try await withTestTimeout(10, what) {
             while true {
                 if let value = state.withLock({ read($0) }) { return value }
                 try await Task.sleep(for: .milliseconds(2))
@@ -211,11 +183,6 @@ final class ScriptedNIOWebSocketServer: Sendable {
     private func write(_ frame: WebSocketFrame) async throws {
         let client = try await poll("the client connection") { $0.client }
         try await client.writeAndFlush(frame)
-    }
-
-    struct ServerError: Error, CustomStringConvertible {
-        var description: String
-        init(_ description: String) { self.description = description }
     }
 }
 
@@ -289,76 +256,11 @@ private final class ServerFrameHandler: ChannelInboundHandler {
     }
 }
 
-/// Answers every request with a fixed status instead of upgrading.
-private final class RejectingHTTPHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
-
-    private let status: HTTPResponseStatus
-    private let state: Locked<ScriptedNIOWebSocketServer.State>
-
-    init(status: HTTPResponseStatus, state: Locked<ScriptedNIOWebSocketServer.State>) {
-        self.status = status
-        self.state = state
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            state.withLock { $0.upgradeRequests.append(head.headers) }
-        case .body:
-            break
-        case .end:
-            var headers = HTTPHeaders()
-            headers.add(name: "Content-Length", value: "0")
-            headers.add(name: "Connection", value: "close")
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
-            let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-                channel.close(promise: nil)
-            }
-        }
-    }
-}
-
-/// Runs `operation`, failing if it takes longer than `seconds`, so a hang fails the test instead of blocking it.
-///
-/// The operation runs in its own task and is only cancelled on timeout, never awaited after it: a call that ignores
-/// cancellation still cannot hold the test up.
+/// ``withTestTimeout(_:_:_:)`` under the name these tests have always used.
 func withSmokeTimeout<T: Sendable>(
     _ seconds: Double = 10,
     _ what: String = "the operation",
     _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    let slot = Locked<CheckedContinuation<T, any Error>?>(nil)
-    let resume: @Sendable (Result<T, any Error>) -> Bool = { result in
-        guard
-            let continuation = slot.withLock({ slot in
-                defer { slot = nil }; return slot
-            })
-        else { return false }
-        continuation.resume(with: result)
-        return true
-    }
-    let timer = Locked<Task<Void, Never>?>(nil)
-    return try await withCheckedThrowingContinuation { continuation in
-        slot.withLock { $0 = continuation }
-        let work = Task {
-            let result: Result<T, any Error>
-            do {
-                result = .success(try await operation())
-            } catch {
-                result = .failure(error)
-            }
-            if resume(result) { timer.withLock { $0?.cancel() } }
-        }
-        let sleeper = Task {
-            try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
-            guard !Task.isCancelled else { return }
-            if resume(.failure(ScriptedNIOWebSocketServer.ServerError("timed out after \(seconds) s waiting for \(what)"))) {
-                work.cancel()
-            }
-        }
-        timer.withLock { $0 = sleeper }
-    }
+    try await withTestTimeout(seconds, what, operation)
 }

@@ -1,0 +1,97 @@
+/// A device event of the nine-kind API: the eight fields every device event carries and the one that tells the kind
+/// (``DeviceEventField``). Apps use it through its three names, ``DevicePresenceOutput``, ``DeviceRecordingOutput`` and
+/// ``DeviceFirmwareOutput``, which add the field's own property (`online`, `recording`, `fwUpdateState`) and
+/// initializer.
+///
+/// It encodes and decodes exactly as a struct with the nine properties would: the eight shared keys, then the field's
+/// key; absent and `null` values are `nil`, unknown keys are ignored.
+public struct DeviceEventOutput<Field: DeviceEventField>: VortexDevicePayload {
+    /// The event type, such as `device/presenceChanged`; `nil` when the payload had none (legacy GraphQL payloads).
+    public var eventType: String?
+    /// When the event occurred (ISO 8601).
+    public var timestamp: String?
+    /// The organization identifier.
+    public var orgId: String?
+    /// The site (device group) identifier; metadata only, the backend authorizes.
+    public var siteId: String?
+    /// The AWS IoT thing name (device identifier).
+    public var thingName: String?
+    /// The device model identifier.
+    public var derivant: String?
+    /// The device MAC address.
+    public var mac: String?
+    /// The legacy GraphQL name of `siteId`; absent from the new schema.
+    public var deviceGroupID: String?
+    /// The kind's own field, published under its own name (`online`, `recording`, `fwUpdateState`).
+    var value: Field.Value?
+
+    /// Every argument spelled out: the public initializers (one per field, with defaults) call this one, and a
+    /// defaulted generic one beside them would make `DevicePresenceOutput()` ambiguous.
+    init(
+        eventType: String?, timestamp: String?, orgId: String?, siteId: String?, thingName: String?, derivant: String?,
+        mac: String?, deviceGroupID: String?, value: Field.Value?
+    ) {
+        self.eventType = eventType
+        self.timestamp = timestamp
+        self.orgId = orgId
+        self.siteId = siteId
+        self.thingName = thingName
+        self.derivant = derivant
+        self.mac = mac
+        self.deviceGroupID = deviceGroupID
+        self.value = value
+    }
+
+    /// The shared keys, in the order they are encoded.
+    static var sharedKeys: [String] { ["eventType", "timestamp", "orgId", "siteId", "thingName", "derivant", "mac", "deviceGroupID"] }
+
+    /// Every JSON key this model decodes.
+    public static var knownFields: Set<String> { Set(sharedKeys + [Field.key]) }
+
+    /// The name of the model, such as `DevicePresenceOutput`.
+    public static var modelName: String { Field.modelName }
+}
+
+extension DeviceEventOutput: Codable {
+    /// A key of the payload: the eight shared ones and the field's, which a generic type cannot list in a `CodingKeys`
+    /// enum.
+    struct Key: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(_ stringValue: String) { self.stringValue = stringValue }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Decodes the nine keys; absent and `null` are `nil`, unknown keys are ignored.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        func string(_ key: String) throws -> String? { try container.decodeIfPresent(String.self, forKey: Key(key)) }
+        self.init(
+            eventType: try string("eventType"), timestamp: try string("timestamp"), orgId: try string("orgId"),
+            siteId: try string("siteId"), thingName: try string("thingName"), derivant: try string("derivant"),
+            mac: try string("mac"), deviceGroupID: try string("deviceGroupID"),
+            value: try container.decodeIfPresent(Field.Value.self, forKey: Key(Field.key)))
+    }
+
+    /// Encodes the keys whose values are not `nil`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        let shared = [eventType, timestamp, orgId, siteId, thingName, derivant, mac, deviceGroupID]
+        for (key, value) in zip(Self.sharedKeys, shared) { try container.encodeIfPresent(value, forKey: Key(key)) }
+        try container.encodeIfPresent(value, forKey: Key(Field.key))
+    }
+}
+
+extension DeviceEventOutput: DevicePayloadFields {}
+
+extension DeviceEventOutput: FlatDecodable where Field: FlatDeviceEventField {
+    init(flat object: FlatJSONDecoder.ObjectView) throws {
+        self.init(
+            eventType: nil, timestamp: nil, orgId: nil, siteId: nil, thingName: nil, derivant: nil, mac: nil, deviceGroupID: nil,
+            value: nil)
+        try read(object) { model, key, value in
+            if case Field.flatKey = key { model.value = try Field.read(value) }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs the tests under the thread sanitizer and/or the address sanitizer (with LeakSanitizer, on by default on Linux),
+# each build in a scratch path of its own (.build-tsan, .build-asan) so the ordinary build stays as it is. Real-time test
+# deadlines are stretched by VORTEX_TEST_TIME_SCALE (RealtimeTesting's TestTime) to tolerate the slowdown. Prints every
+# sanitizer report's headline; exit status 1 when a test failed or a sanitizer reported anything.
+#
+#   scripts/sanitize.sh                                 both sanitizers, the whole suite (as scripts/test.sh runs it)
+#   scripts/sanitize.sh thread --filter 'SubscriberCoreTests|GraphQLTransportTests'
+#   scripts/sanitize.sh address --skip 'ChaosTests|FuzzTests'
+#
+# Options: `thread`, `address` or `both` (the default); --filter/--skip PATTERN as `swift test` takes them; --scale N, the
+# deadline factor (default 10 under the thread sanitizer, 4 under the address sanitizer). Logs: <scratch path>/sanitize-*.log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sanitizers=(thread address)
+selection=()
+scale=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    thread | address) sanitizers=("$1"); shift ;;
+    both) sanitizers=(thread address); shift ;;
+    --filter | --skip) selection+=("$1" "$2"); shift 2 ;;
+    --scale) scale="$2"; shift 2 ;;
+    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "sanitize.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+source scripts/lib/test-env.sh
+
+# Keep going after a report (so one run lists them all); the stacks of both threads of a race.
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=0 second_deadlock_stack=1}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+
+failed=0
+for sanitizer in "${sanitizers[@]}"; do
+  case "$sanitizer" in
+    thread) scratch=.build-tsan; factor="${scale:-10}" ;;
+    address) scratch=.build-asan; factor="${scale:-4}" ;;
+  esac
+  export VORTEX_TEST_TIME_SCALE="$factor"
+  echo "== $sanitizer sanitizer ($scratch, test deadlines x$factor)"
+  swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch"
+
+  # The parts: the selection given, or the whole suite as scripts/test.sh runs it (chaos and fuzz on their own).
+  if [ ${#selection[@]} -gt 0 ]; then
+    runs=("selected")
+  else
+    runs=(main chaos fuzz)
+  fi
+  for run in "${runs[@]}"; do
+    case "$run" in
+      selected) arguments=("${selection[@]}") ;;
+      main) arguments=(--skip 'ChaosTests|FuzzTests') ;;
+      chaos) arguments=(--filter ChaosTests) ;;
+      fuzz) arguments=(--filter FuzzTests) ;;
+    esac
+    log="$scratch/sanitize-$run.log"
+    status=0
+    swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" "${arguments[@]}" >"$log" 2>&1 || status=$?
+    reports=$(grep -cE '^(WARNING: ThreadSanitizer|ERROR: (AddressSanitizer|LeakSanitizer)):' "$log" || true)
+    summary=$(grep -E '^(✔|✘) Test run with' "$log" | tail -1 || true)
+    echo "$sanitizer $run: status $status, $reports sanitizer report(s); ${summary:-no test summary (see $log)}"
+    if [ "$reports" -gt 0 ]; then
+      grep -E '^(WARNING: ThreadSanitizer|ERROR: (AddressSanitizer|LeakSanitizer)|SUMMARY: (Thread|Address|Leak)Sanitizer):' "$log" |
+        sort | uniq -c | sort -rn | head -20
+    fi
+    if [ "$status" -ne 0 ] || [ "$reports" -gt 0 ]; then failed=1; fi
+  done
+done
+exit "$failed"
