@@ -60,6 +60,7 @@ struct NotifierSerialisationTests {
         #expect(graphQL.subscriptions.count == 1)
         #expect(await notifier.activeTransportName == "appsync")
         prepared.send(.live)
+        try await clock.settleSwitch()
         try await switching.value
         await updating.value
         #expect(await notifier.activeTransportName == "graphql")
@@ -82,6 +83,7 @@ struct NotifierSerialisationTests {
         let plans = ValueProbe(await harness.notifier.planValues())
         #expect(harness.transport.subscriptions.count == 1, "the old transport gets nothing new during the switch")
         prepared.send(.live)
+        try await harness.clock.settleSwitch()
         try await switching.value
         let organization = try await graphQL.waitForSubscription(where: NotifierHarness.operation("subscribeOrganizationState"))
         organization.send(json: Samples.planLegacy)
