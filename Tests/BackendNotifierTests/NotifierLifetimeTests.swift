@@ -17,10 +17,19 @@ struct NotifierLifetimeTests {
         let hubs: [WeakReference<AnyObject>]
         let buffers: [WeakReference<AnyObject>]
         let consumers: [Task<Int, Never>]
+        /// Fired by each consumer when its loop ends.
+        let ends: [OneShotSignal<Void>]
 
         /// Waits (for explicit conditions: every consumer's loop ended, every reference released).
         func expectReleased() async throws {
-            for consumer in consumers { _ = await consumer.value }
+            do {
+                try await withTestTimeout(5, "every observer's loop to end") { [ends] in
+                    for end in ends { _ = await end.wait() }
+                }
+            } catch {
+                for consumer in consumers { consumer.cancel() }  // so that the test does not hang
+                throw error
+            }
             try await withTestTimeout(5, "everything to be released") { [self] in
                 while !(notifier.isReleased && transport.isReleased && (hubs + buffers).allSatisfy(\.isReleased)) {
                     try await Task.sleep(for: .milliseconds(1))
@@ -29,14 +38,18 @@ struct NotifierLifetimeTests {
         }
     }
 
-    /// Reads `stream` to its end and returns how many values it had; `first` fires at the first value.
-    static func consume<Value: Sendable>(_ stream: AsyncStream<Value>, first: OneShotSignal<Void>? = nil) -> Task<Int, Never> {
+    /// Reads `stream` to its end and returns how many values it had; `first` fires at the first value, `end` when
+    /// the loop has ended.
+    static func consume<Value: Sendable>(
+        _ stream: AsyncStream<Value>, end: OneShotSignal<Void>, first: OneShotSignal<Void>? = nil
+    ) -> Task<Int, Never> {
         Task {
             var count = 0
             for await _ in stream {
                 count += 1
                 first?.fire()
             }
+            end.fire()
             return count
         }
     }
@@ -49,9 +62,11 @@ struct NotifierLifetimeTests {
             transport: transport!, userId: "u-1", organizationId: "o-1", clock: clock)
         let roles = await notifier!.roleValues()
         let firstRole = OneShotSignal<Void>()
+        let ends = (0..<5).map { _ in OneShotSignal<Void>() }
         let consumers = [
-            consume(roles, first: firstRole), consume(await notifier!.devicePresenceValues()), consume(await notifier!.deviceValues()),
-            consume(await notifier!.connectionEvents()), consume(await notifier!.connectionStates()),
+            consume(roles, end: ends[0], first: firstRole), consume(await notifier!.devicePresenceValues(), end: ends[1]),
+            consume(await notifier!.deviceValues(), end: ends[2]), consume(await notifier!.connectionEvents(), end: ends[3]),
+            consume(await notifier!.connectionStates(), end: ends[4]),
         ]
         let role = try await transport!.waitForSubscription(where: NotifierHarness.channel("roleChanged"))
         _ = try await transport!.waitForSubscription(where: NotifierHarness.channel("device/*"))
@@ -67,7 +82,7 @@ struct NotifierLifetimeTests {
             buffers: hubs.role.observerBuffers.map { WeakReference($0 as AnyObject) }
                 + hubs.presence.observerBuffers.map { WeakReference($0 as AnyObject) }
                 + hubs.deviceMerged.observerBuffers.map { WeakReference($0 as AnyObject) },
-            consumers: consumers)
+            consumers: consumers, ends: ends)
         #expect(session.buffers.count == 3)
         if shutDown { await notifier!.shutdown() }
         notifier = nil
