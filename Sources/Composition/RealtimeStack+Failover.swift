@@ -12,8 +12,9 @@ extension RealtimeStack {
         while !Task.isCancelled {
             let transport = await notifier.activeTransport
             guard let problem = await waitUntilUnhealthy(transport) else { return }
-            let target = activeKind.other
-            logger.warning("failing over", metadata: ["from": "\(activeKind)", "to": "\(target)", "reason": "\(problem)"])
+            let from = await activeKind
+            let target = from.other
+            logger.warning("failing over", metadata: ["from": "\(from)", "to": "\(target)", "reason": "\(problem)"])
             do {
                 try await switchTransport(to: target, because: .failover(problem))
             } catch {
@@ -21,7 +22,7 @@ extension RealtimeStack {
                 do { try await clock.sleep(for: .seconds(configuration.failover.unhealthyAfterSeconds), tolerance: nil) } catch { return }
                 continue
             }
-            guard activeKind != preferred else { continue }
+            guard await activeKind != preferred else { continue }
             guard await waitUntilHealthy(preferred) else { return }
             do {
                 try await switchTransport(to: preferred, because: .failback)

@@ -20,16 +20,16 @@ public actor RealtimeStack {
     public nonisolated let configuration: RealtimeConfiguration
     /// Builds transports.
     public nonisolated let factory: TransportFactory
-    /// The transport kind in use.
-    public private(set) var activeKind: RealtimeConfiguration.TransportKind
+    /// The transport kind in use: read from the notifier, the one record of the active transport.
+    public var activeKind: RealtimeConfiguration.TransportKind {
+        get async { Self.kind(of: await notifier.activeDialect) }
+    }
     let clock: any Clock<Duration>
     let wallClock: WallClock
     let logger: Logger
     var failoverTask: ScopedTask?
     /// The stack's background work (the failover watch and its timers); releasing the stack cancels it.
     let scope = TaskScope()
-    /// Serialises manual switches, failover and failback: `activeKind` is checked and changed under it.
-    let switchGate = OperationGate()
 
     /// Builds the stack. Throws ``ConfigurationError`` for an invalid configuration.
     public init(
@@ -50,7 +50,6 @@ public actor RealtimeStack {
         let transport = try factory.make(configuration.transport)
         self.configuration = configuration
         self.factory = factory
-        self.activeKind = configuration.transport
         self.clock = clock
         self.wallClock = wallClock
         self.logger = logger
@@ -60,19 +59,30 @@ public actor RealtimeStack {
             logger: logger, metricsFactory: metricsFactory)
     }
 
-    /// Moves the notifier to `kind` (no-op when already there). Observers' streams never end; the switch window is
-    /// reported on `BackendNotifier/connectionEvents()`. Manual switches, failover and failback run one at a time.
+    /// Moves the notifier to `kind` (no-op when already there): the one public way to switch transports. Observers'
+    /// streams never end. A switch asked for here is make-before-break: the new transport subscribes every stream while
+    /// the old one keeps delivering, the cut-over waits until every new subscription is live, and events both
+    /// delivered meanwhile are delivered once, so it reports an empty window
+    /// (`NotifierConnectionEvent.transportSwitched(from:to:gap:reason:)` with `gap.duration == 0`) when the old
+    /// transport was live throughout. Manual switches, failover and failback run one at a time (the notifier
+    /// serialises them with its other operations).
+    /// - Throws: ``ConfigurationError`` when `kind` is not configured, or the switch's failure (the new transport did
+    ///   not get live within `switchTimeoutSeconds`); the old transport then stays in use.
     public func switchTransport(to kind: RealtimeConfiguration.TransportKind) async throws {
         try await switchTransport(to: kind, because: .requested)
     }
 
     func switchTransport(to kind: RealtimeConfiguration.TransportKind, because reason: TransportSwitchReason) async throws {
-        await switchGate.acquire()
-        defer { switchGate.release() }
-        guard kind != activeKind else { return }
-        let transport = try factory.make(kind)
-        try await notifier.switchTransport(to: transport, because: reason)
-        activeKind = kind
+        guard kind != (await activeKind) else { return }
+        // The notifier decides again when the switch's turn comes: two switches to the same kind switch once.
+        try await notifier.switchTransport(to: try factory.make(kind), because: reason, onlyFromOtherDialect: true)
+    }
+
+    static func kind(of dialect: TransportDialect) -> RealtimeConfiguration.TransportKind {
+        switch dialect {
+        case .appSyncChannels: .appsync
+        case .graphQL: .graphql
+        }
     }
 
     /// Starts automatic failover if the configuration enables it (idempotent).
@@ -81,10 +91,12 @@ public actor RealtimeStack {
         failoverTask = scope.spawn { [weak self] in await self?.runFailover() }
     }
 
-    /// Stops failover monitoring and disconnects the active transport.
+    /// Stops failover monitoring and shuts the notifier down: every upstream stops, the transports are disconnected,
+    /// and every observer's stream ends (so `for await` loops over them finish and release what they hold).
     public func shutdown() async {
         failoverTask?.cancel()
         failoverTask = nil
-        await notifier.activeTransport.disconnect()
+        scope.close()
+        await notifier.shutdown()
     }
 }

@@ -81,6 +81,9 @@ public final class ParkingTransport: RealtimeTransport, Sendable {
         await scripted.disconnect()
     }
 
+    /// Verifies the scripted transport's connection (counted there).
+    public func verifyConnection() async { await scripted.verifyConnection() }
+
     /// The scripted transport's states.
     public func connectionStates() async -> AsyncStream<ConnectionState> { await scripted.connectionStates() }
 }

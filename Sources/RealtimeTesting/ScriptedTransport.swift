@@ -34,6 +34,7 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
     private struct State {
         var subscriptions: [Subscription] = []
         var disconnects = 0
+        var verifications = 0
         var published: [PublishRequest] = []
     }
 
@@ -91,6 +92,11 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
         for subscription in open { subscription.continuation.finish() }
     }
 
+    /// Counts the call (``verifyConnectionCount``); there are no links to probe.
+    public func verifyConnection() async {
+        state.withLock { $0.verifications += 1 }
+    }
+
     /// A stream of states the test sets with ``setState(_:)``.
     public func connectionStates() async -> AsyncStream<ConnectionState> { states.makeStream() }
 
@@ -105,6 +111,9 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
 
     /// How often `disconnect()` was called.
     public var disconnectCount: Int { state.withLock { $0.disconnects } }
+
+    /// How often `verifyConnection()` was called.
+    public var verifyConnectionCount: Int { state.withLock { $0.verifications } }
 
     /// Waits for the first subscription opened after `index` (exclusive) whose request matches.
     public func waitForSubscription(

@@ -10,11 +10,17 @@ import Testing
 /// Sample payloads, as the backend sends them on each transport for the same domain event.
 enum Samples {
     static let timestamp = "2026-11-22T05:00:00.000Z"
-    static func presenceChannel(online: Bool, group: String = "g-1") -> String {
-        #"{"eventType":"device/presenceChanged","timestamp":"\#(timestamp)","orgId":"o-1","siteId":"\#(group)","thingName":"t-1","derivant":"X1","mac":"AA:BB","online":\#(online)}"#
+    /// A distinct timestamp per event (second `second` of the sample minute).
+    static func stamp(_ second: Int) -> String { "2026-11-22T05:00:\(second < 10 ? "0" : "")\(second).000Z" }
+    static func presenceChannel(online: Bool, group: String = "g-1", at second: Int? = nil) -> String {
+        let stamped = second.map(Self.stamp) ?? Self.timestamp
+        return
+            #"{"eventType":"device/presenceChanged","timestamp":"\#(stamped)","orgId":"o-1","siteId":"\#(group)","thingName":"t-1","derivant":"X1","mac":"AA:BB","online":\#(online)}"#
     }
-    static func presenceLegacy(online: Bool, group: String = "g-1") -> String {
-        #"{"mac":"AA:BB","derivant":"X1","online":\#(online),"recording":null,"fwUpdateState":null,"thingName":"t-1","deviceGroupID":"\#(group)","orgId":"o-1","siteId":"\#(group)","eventType":"device/presenceChanged","timestamp":"\#(timestamp)"}"#
+    static func presenceLegacy(online: Bool, group: String = "g-1", at second: Int? = nil) -> String {
+        let stamped = second.map(Self.stamp) ?? Self.timestamp
+        return
+            #"{"mac":"AA:BB","derivant":"X1","online":\#(online),"recording":null,"fwUpdateState":null,"thingName":"t-1","deviceGroupID":"\#(group)","orgId":"o-1","siteId":"\#(group)","eventType":"device/presenceChanged","timestamp":"\#(stamped)"}"#
     }
     static let firmwareChannel =
         #"{"eventType":"device/firmwareUpdated","timestamp":"\#(timestamp)","orgId":"o-1","siteId":"g-1","thingName":"t-1","derivant":"X1","mac":"AA:BB","fwUpdateState":3}"#
@@ -99,8 +105,12 @@ struct BackendNotifierTests {
         #expect(try await recording.next().recording == true)
         let value = try await merged.next()
         #expect(value.online == true && value.recording == true)
-        try await Task.sleep(for: .milliseconds(20))
-        #expect(merged.received.count == 1)
+        // A sentinel behind it on the same upstream: once it arrives, everything before it has been delivered.
+        upstream.send(json: #"{"mac":"CC:DD","online":false,"deviceGroupID":"g-1"}"#)
+        #expect(try await merged.next().mac == "CC:DD")
+        #expect(merged.received.map(\.mac) == ["AA:BB", "CC:DD"], "the merged value is delivered once")
+        #expect(try await presence.next().mac == "CC:DD")
+        #expect(recording.received.count == 1)
     }
 
     @Test("parity: the same domain event gives identical values on both transports, on both APIs")
@@ -141,7 +151,12 @@ struct BackendNotifierTests {
         #expect(try await second.next().userId == "u-1")
         #expect(harness.transport.subscriptions.count == 1)
         first.cancel()
-        try await Task.sleep(for: .milliseconds(20))
+        try await withTestTimeout(5, "the first observer to be gone") {
+            while await harness.notifier.hubs.revoke.observerCount > 1 { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        // The upstream still delivers to the remaining observer: it was not cancelled.
+        upstream.send(json: Samples.revoke)
+        #expect(try await second.next().userId == "u-1")
         #expect(!upstream.isCancelled)
         second.cancel()
         try await withTestTimeout(5, "the upstream to be cancelled") {
@@ -241,12 +256,19 @@ struct BackendNotifierTests {
         await harness.notifier.enterForeground()
         #expect(!(await harness.notifier.isSuspended))
         #expect(harness.transport.disconnectCount == 0)
+        // The connection was kept: the transport is asked to check it at once.
+        try await withTestTimeout(5, "verifyConnection") {
+            while harness.transport.verifyConnectionCount < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        }
         await harness.notifier.enterBackground()
         try await harness.clock.waitForSleeper(sleeping: .seconds(30))
         harness.clock.advance(by: .seconds(30))
+        // `suspended` is reported once the transport is disconnected.
         try await withTestTimeout(5, "suspension") {
-            while !(await harness.notifier.isSuspended) { try await Task.sleep(for: .milliseconds(1)) }
+            while !events.received.contains(.suspended) { try await Task.sleep(for: .milliseconds(1)) }
         }
+        #expect(await harness.notifier.isSuspended)
+        #expect(await harness.notifier.connectionState == .suspended)
         #expect(harness.transport.disconnectCount == 1)
         harness.clock.advance(by: .seconds(20))
         await harness.notifier.enterForeground()
@@ -259,7 +281,8 @@ struct BackendNotifierTests {
                 try await Task.sleep(for: .milliseconds(1))
             }
         }
-        #expect(events.received.contains(.suspended))
+        #expect(events.received.filter { $0 == .suspended }.count == 1)
+        #expect(harness.transport.verifyConnectionCount == 1, "a resumption after a suspension reconnects; it verifies nothing")
     }
 
     @Test("switchTransport: subscribes on the new transport, cuts over when live, disconnects the old; streams never end")
@@ -268,25 +291,27 @@ struct BackendNotifierTests {
         let events = ValueProbe(await harness.notifier.connectionEvents())
         let presence = ValueProbe(await harness.notifier.devicePresenceValues())
         let old = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("device/*"))
-        old.send(json: Samples.presenceChannel(online: true))
-        #expect(try await presence.next().online == true)
+        old.send(json: Samples.presenceChannel(online: true, at: 1))
+        #expect(try await presence.next().timestamp == Samples.stamp(1))
         let graphQL = ScriptedTransport(dialect: .graphQL)
         let switching = Task { try await harness.notifier.switchTransport(to: graphQL) }
         let new = try await graphQL.waitForSubscription(where: NotifierHarness.operation("subscribeDeviceState"))
-        new.send(json: Samples.presenceLegacy(online: false))
-        old.send(json: Samples.presenceChannel(online: true))
-        #expect(try await presence.next().online == true)
+        // Before the new subscription is live the old one delivers; the new one's copy of the same event is held.
+        new.send(json: Samples.presenceLegacy(online: false, at: 2))
+        old.send(json: Samples.presenceChannel(online: false, at: 2))
+        #expect(try await presence.next().timestamp == Samples.stamp(2))
         new.send(.live)
+        try await harness.clock.settleSwitch()
         try await switching.value
         #expect(harness.transport.disconnectCount == 1)
         #expect(await harness.notifier.activeTransportName == "graphql")
-        new.send(json: Samples.presenceLegacy(online: false))
-        #expect(try await presence.next().online == false)
-        #expect(presence.received.count == 3)
+        new.send(json: Samples.presenceLegacy(online: true, at: 3))
+        #expect(try await presence.next().timestamp == Samples.stamp(3))
+        #expect(presence.received.compactMap(\.timestamp) == [1, 2, 3].map(Samples.stamp), "each event once, in order")
         #expect(
             events.received.contains {
-                if case .transportSwitched(from: "appsync", to: "graphql", _, .requested) = $0 { true } else { false }
-            })
+                if case .transportSwitched(from: "appsync", to: "graphql", let gap, .requested) = $0 { gap.duration == 2 } else { false }
+            }, "the old subscription was never confirmed live: the window is the gap rule's")
         #expect(harness.metrics.counterTotal(label: "vortex_realtime_transport_switches_total") == 1)
     }
 

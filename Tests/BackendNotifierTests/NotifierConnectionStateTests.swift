@@ -49,6 +49,7 @@ struct NotifierConnectionStateTests {
         let graphQL = ScriptedTransport(dialect: .graphQL)
         let switching = Task { try await harness.notifier.switchTransport(to: graphQL) }
         try await graphQL.waitForSubscription().send(.live)
+        try await harness.clock.settleSwitch()
         try await switching.value
         graphQL.setState(.connecting)
         try await Self.waitFor(states, .connecting)

@@ -27,6 +27,8 @@ struct NotifierSerialisationTests {
         try await transport.waitUntilParked(.disconnect)
         // The observer arrives in the window where the old code still held u-1.
         let roles = ValueProbe(await notifier.roleValues())
+        // Decided on the actor as the observer arrived: no run was started (a pump would subscribe a moment later).
+        #expect(await notifier.machine.runs.isEmpty, "nothing may start while the update is disconnecting")
         #expect(transport.scripted.subscriptions.count == 1, "nothing may subscribe while the update is disconnecting")
         transport.release(.disconnect)
         await updating.value
@@ -60,6 +62,7 @@ struct NotifierSerialisationTests {
         #expect(graphQL.subscriptions.count == 1)
         #expect(await notifier.activeTransportName == "appsync")
         prepared.send(.live)
+        try await clock.settleSwitch()
         try await switching.value
         await updating.value
         #expect(await notifier.activeTransportName == "graphql")
@@ -80,8 +83,10 @@ struct NotifierSerialisationTests {
         let switching = Task { try await harness.notifier.switchTransport(to: graphQL) }
         let prepared = try await graphQL.waitForSubscription()
         let plans = ValueProbe(await harness.notifier.planValues())
+        #expect(await harness.notifier.machine.runs[.organization] == nil, "nothing starts during the switch")
         #expect(harness.transport.subscriptions.count == 1, "the old transport gets nothing new during the switch")
         prepared.send(.live)
+        try await harness.clock.settleSwitch()
         try await switching.value
         let organization = try await graphQL.waitForSubscription(where: NotifierHarness.operation("subscribeOrganizationState"))
         organization.send(json: Samples.planLegacy)

@@ -68,9 +68,99 @@ struct RealtimeStackTests {
 
         var switches: [String] = []
         while switches.count < 2, let event = await eventIterator.next() {
-            if case .transportSwitched(let from, let to, _, .requested) = event { switches.append("\(from)->\(to)") }
+            // Both switches were asked for over a live transport: make-before-break, an empty window.
+            if case .transportSwitched(let from, let to, let gap, .requested) = event, gap.duration == 0 {
+                switches.append("\(from)->\(to)")
+            }
         }
         #expect(switches == ["appsync->graphql", "graphql->appsync"])
         await stack.shutdown()
+        // The observers' streams end with the stack.
+        #expect(await roleIterator.next() == nil)
     }
+
+    /// A stack on the scripted server, observing roles, live on AppSync.
+    static func liveStack(
+        _ server: ScriptedWebSocketServer
+    ) async throws -> (RealtimeStack, ScriptedConnection, AsyncStream<RoleChangeOutput>) {
+        var configuration = RealtimeConfiguration()
+        configuration.appSyncEndpoint = "http://127.0.0.1:9/event"
+        configuration.graphQLEndpoint = "ws://127.0.0.1:9/graphql"
+        let stack = try RealtimeStack(
+            configuration: configuration, auth: ScriptedAuthSession(.bearerToken("jwt")), userId: "u-1", organizationId: "o-1",
+            connector: server)
+        let roles = await stack.notifier.roleValues()
+        let appsync = try await server.nextConnection()
+        _ = try await appsync.nextSentJSON()
+        appsync.emit(#"{"type":"connection_ack"}"#)
+        let id = try #require(try await appsync.nextSentJSON()["id"] as? String)
+        appsync.emit(#"{"type":"subscribe_success","id":"\#(id)"}"#)
+        return (stack, appsync, roles)
+    }
+
+    @Test("one record of the active transport: two switches to the same kind at once switch once; activeKind follows the notifier")
+    func concurrentSwitchesToOneKind() async throws {
+        let server = ScriptedWebSocketServer()
+        let (stack, _, roles) = try await Self.liveStack(server)
+        let events = await stack.notifier.connectionEvents()
+        let first = Task { try await stack.switchTransport(to: .graphql) }
+        let second = Task { try await stack.switchTransport(to: .graphql) }
+        let graphql = try await server.nextConnection()
+        _ = try await graphql.nextSentJSON()
+        graphql.emit(#"{"type":"connection_ack"}"#)
+        let id = try #require(try await graphql.nextSentJSON()["id"] as? String)
+        // A first `next` confirms the GraphQL subscription at once.
+        graphql.emit(
+            #"{"id":"\#(id)","type":"next","payload":{"data":{"subscribeRoleChange":{"reason":"two","eventType":"user/roleChanged"}}}}"#)
+        try await first.value
+        try await second.value
+        #expect(await stack.activeKind == .graphql)
+        #expect(await stack.notifier.activeTransportName == "graphql")
+        var iterator = roles.makeAsyncIterator()
+        #expect(await iterator.next()?.reason == "two")
+        await stack.shutdown()
+        var switches = 0
+        for await event in events {
+            if case .transportSwitched = event { switches += 1 }
+        }
+        #expect(switches == 1, "the second switch found the notifier on GraphQL already")
+    }
+
+    @Test("a stack that is shut down releases its notifier and transports, and ends every observer's stream")
+    func shutdownReleasesEverything() async throws {
+        let server = ScriptedWebSocketServer()
+        var (stack, appsync, roles): (RealtimeStack?, ScriptedConnection?, AsyncStream<RoleChangeOutput>?) = try await Self.liveStack(
+            server)
+        let consumer = Task { [roles] in
+            var count = 0
+            for await _ in roles! { count += 1 }
+            return count
+        }
+        roles = nil
+        let weakStack = WeakBox(stack!)
+        let weakNotifier = WeakBox(stack!.notifier)
+        let weakTransport = WeakBox(await stack!.notifier.activeTransport as AnyObject)
+        await stack!.shutdown()
+        #expect(try await appsync!.waitForClientClose().code == 1000)
+        appsync = nil
+        #expect(await consumer.value == 0)
+        stack = nil
+        do {
+            try await withTestTimeout(5, "the stack, notifier and transport to be released") {
+                while weakStack.object != nil || weakNotifier.object != nil || weakTransport.object != nil {
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+            }
+        } catch {
+            Issue.record(
+                "still alive: stack \(weakStack.object != nil), notifier \(weakNotifier.object != nil), transport \(weakTransport.object != nil)"
+            )
+        }
+    }
+}
+
+/// A weak reference a polling closure can hold.
+final class WeakBox<Object: AnyObject>: @unchecked Sendable {
+    weak var object: Object?
+    init(_ object: Object) { self.object = object }
 }

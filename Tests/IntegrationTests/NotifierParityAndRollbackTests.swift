@@ -101,6 +101,9 @@ final class ValueRecorder<Value: Sendable>: Sendable {
 
     deinit { task.cancel() }
 
+    /// The values so far.
+    var recorded: [Value] { values.withLock { $0 } }
+
     /// Waits until `condition` holds over the values so far, running `poll` between checks.
     func waitUntil(
         timeout: Double, poll: @escaping @Sendable () async throws -> Void = {}, _ condition: @escaping @Sendable ([Value]) -> Bool

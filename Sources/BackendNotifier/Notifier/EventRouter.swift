@@ -112,6 +112,38 @@ struct EventRouter: Sendable {
         }
     }
 
+    // MARK: Identity (only during a switch's overlap)
+
+    /// The nine-kind events `payload` carries, normalised as the nine-method streams deliver them: what
+    /// ``EventIdentity`` is built from during a switch's overlap (never called outside one). Empty when the payload
+    /// cannot be decoded.
+    func normalisedEvents(of payload: RealtimePayload, from upstream: Upstream, dialect: TransportDialect) -> [VortexEvent] {
+        let json = payload.json
+        let events: [VortexEvent]
+        switch (dialect, upstream) {
+        case (.graphQL, .device): events = (try? decoder.decodeLegacy(DeviceStateOutput.self, from: json).get())?.split() ?? []
+        case (.graphQL, .organization): events = (try? decoder.decodeLegacy(OrganizationStateOutput.self, from: json).get())?.split() ?? []
+        default:
+            guard case .success(let event)? = decoder.decodeEvent(json, kind: Self.fixedKind(of: upstream))?.result else { return [] }
+            events = [event]
+        }
+        return events.map(Self.normalised)
+    }
+
+    /// `event` as the nine-method streams deliver it.
+    static func normalised(_ event: VortexEvent) -> VortexEvent {
+        switch event {
+        case .devicePresence(let value): return .devicePresence(siteOnly(value))
+        case .deviceRecording(let value): return .deviceRecording(siteOnly(value))
+        case .deviceFirmware(let value): return .deviceFirmware(siteOnly(value))
+        case .archiveState(var value):
+            value.siteId = value.deviceGroup
+            value.deviceGroupID = value.deviceGroup
+            return .archiveState(value)
+        case .licensePhase, .plan, .aiSettings, .roleChanged, .tokenRevoked: return event
+        }
+    }
+
     // MARK: Delivery
 
     private func passesFilter(_ event: VortexEvent) -> Bool {

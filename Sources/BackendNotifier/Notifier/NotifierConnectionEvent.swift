@@ -6,7 +6,9 @@ public enum NotifierConnectionEvent: Sendable, Equatable {
     case live(stream: String, transport: String)
     /// The upstream behind `stream` is live again; events inside `gap` may have been missed.
     case resumed(stream: String, transport: String, gap: GapWindow)
-    /// The notifier moved to another transport; events inside `gap` may have been missed.
+    /// The notifier moved to another transport; events inside `gap` may have been missed. An empty `gap` (start = end,
+    /// `duration == 0`) means nothing may be missing: a `.requested` switch is make-before-break and reports one when
+    /// the old transport was live throughout. Failover and failback report the gap rule's window.
     case transportSwitched(from: String, to: String, gap: GapWindow, reason: TransportSwitchReason)
     /// The backend refused the credentials even after a refresh: sign in again, then call
     /// `update(userId:organizationId:)` (same or another identity) to restart every observed stream. Reported once per

@@ -48,6 +48,21 @@ struct NotifierHubs: Sendable {
         }
     }
 
+    /// Ends every observer's stream (the notifier shuts down or is released).
+    func finishAll() {
+        deviceMerged.finish()
+        organizationMerged.finish()
+        archive.finish()
+        role.finish()
+        revoke.finish()
+        presence.finish()
+        recording.finish()
+        firmware.finish()
+        license.finish()
+        plan.finish()
+        aiSettings.finish()
+    }
+
     /// Per-stream counts for ``BackendNotifier/statistics()``.
     var counts: [String: (delivered: Int, dropped: Int)] {
         func entry<T>(_ hub: StreamHub<T>) -> (String, (Int, Int)) { (hub.name, (hub.deliveredCount, hub.droppedCount)) }

@@ -7,6 +7,8 @@ import SubscriberCore
 final class StreamHub<Value: Sendable>: Sendable {
     private struct State {
         var nextID = 0
+        /// ``finish()`` was called: no observer is added any more.
+        var finished = false
         var observers: [Int: StreamBuffer<Value>] = [:] {
             didSet { buffers = Array(observers.values) }
         }
@@ -35,13 +37,19 @@ final class StreamHub<Value: Sendable>: Sendable {
         self.onDrop = onDrop
     }
 
-    /// A new observer stream. `onLastObserverGone` runs when this observer cancels and no other remains.
+    /// A new observer stream. `onLastObserverGone` runs when this observer cancels and no other remains. After
+    /// ``finish()`` the stream is already finished.
     func makeStream(onLastObserverGone: @escaping @Sendable () -> Void) -> AsyncStream<Value> {
         let buffer = StreamBuffer<Value>(limit: policy.limit, policy: policy.overflow == .dropOldest ? .dropOldest : .dropNewest)
-        let id = state.withLock { state in
+        let id = state.withLock { state -> Int? in
+            guard !state.finished else { return nil }
             defer { state.nextID += 1 }
             state.observers[state.nextID] = buffer
             return state.nextID
+        }
+        guard let id else {
+            buffer.finish()
+            return buffer.makeStream()
         }
         buffer.onConsumerGone { [weak self] in
             guard let self else { return }
@@ -81,6 +89,20 @@ final class StreamHub<Value: Sendable>: Sendable {
         if drops > 0 { onDrop(name, drops) }
         return received
     }
+
+    /// Ends every observer's stream (after the values queued for it) and lets go of their buffers; later observers
+    /// get a finished stream. For a notifier that shuts down or is released.
+    func finish() {
+        let buffers = state.withLock { state in
+            state.finished = true
+            defer { state.observers.removeAll() }
+            return state.buffers
+        }
+        for buffer in buffers { buffer.finish() }
+    }
+
+    /// The observers' buffers (for tests that check they are released).
+    var observerBuffers: [StreamBuffer<Value>] { state.withLock { $0.buffers } }
 
     var observerCount: Int { state.withLock { $0.observers.count } }
     var hasObservers: Bool { observerCount > 0 }

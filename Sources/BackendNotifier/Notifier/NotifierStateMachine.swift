@@ -1,0 +1,675 @@
+import Foundation
+import Logging
+import SubscriberCore
+
+/// The notifier's lifecycle as a pure state machine: events in (``Event``), actions out (``Action``), no I/O, no
+/// tasks and no clock of its own (each event comes with the wall-clock instant it happened at).
+///
+/// ``BackendNotifier`` is the shell around it: it feeds the public API's calls, the upstream pumps' reports, the
+/// active transport's states, timers and finished disconnects in, and performs what comes out.
+///
+/// What it guarantees, visible in one place:
+/// - **One operation at a time.** Identity updates, switches, suspension and resumption run one after the other, in
+///   arrival order (``operation`` and ``queue``); each completes when its effect is complete (a disconnect finished,
+///   a cut-over done). An observer arriving during one starts when it ends, with the identity and transport it
+///   leaves behind.
+/// - **The identity is assigned before anything is disconnected**, and runs start only from the current identity and
+///   outside operations, so no upstream ever subscribes with another identity than the current one.
+/// - **One `sessionExpired`/`signedOut` per episode**, however many upstreams end with it; every upstream stays down
+///   until `update(userId:organizationId:)`.
+/// - **Make-before-break switches.** The new transport subscribes every observed upstream while the old one keeps
+///   delivering; once every new subscription is live the old one delivers for `switchSettle` more (what was already
+///   on its way over the old link), then the cut-over happens for all upstreams in one step. A requested switch over
+///   a live old transport reports an empty window.
+struct NotifierStateMachine: Sendable {
+    /// The durations the machine arms timers with.
+    struct Settings: Equatable, Sendable {
+        var backgroundGrace: Duration
+        var switchTimeout: Duration
+        var networkErrorAfter: Duration
+        /// How long the old transport goes on delivering once every new subscription is live.
+        var switchSettle: Duration
+        /// How long after a cut-over the new transport's events are still checked against what the old one delivered.
+        var overlapDeduplication: Duration
+        /// The gap rule's safety margin before an unplanned switch's start, in seconds.
+        var gapSafetyMargin: TimeInterval
+
+        init(_ configuration: NotifierConfiguration) {
+            backgroundGrace = configuration.backgroundGrace
+            switchTimeout = configuration.switchTimeout
+            networkErrorAfter = configuration.networkErrorAfter
+            switchSettle = .milliseconds(500)
+            overlapDeduplication = .seconds(EventRouter.lossMargin)
+            gapSafetyMargin = EventRouter.lossMargin
+        }
+    }
+
+    struct Run: Equatable, Sendable {
+        let id: RunID
+        let transport: TransportRef
+        var live = false
+    }
+
+    /// An operation waiting for the one running.
+    enum Queued: Equatable, Sendable {
+        case update(Identity, operation: Int)
+        case switchTransport(TransportRef, TransportSwitchReason, onlyFromOtherDialect: Bool, operation: Int)
+        case suspend
+        case resume(operation: Int)
+    }
+
+    /// A switch in progress.
+    struct Switch: Equatable, Sendable {
+        enum Stage: Equatable, Sendable {
+            /// The new runs subscribe while the old ones deliver; `waiting` are not live yet.
+            case preparing(waiting: Set<Upstream>)
+            /// Cut over; the old transport is being disconnected.
+            case releasing(old: TransportRef, token: Int, cutOverAt: Date)
+            /// Given up; the new transport is being disconnected.
+            case abandoning(token: Int, error: RealtimeError)
+        }
+
+        let operation: Int
+        let id: Int
+        let target: TransportRef
+        let reason: TransportSwitchReason
+        let startedAt: Date
+        /// The new runs.
+        var prepared: [Upstream: Run] = [:]
+        /// Whether the old transport stayed live for every upstream through the overlap (then nothing can be missing).
+        var oldIntact = true
+        var stage: Stage
+    }
+
+    /// The operation running.
+    enum Operation: Equatable, Sendable {
+        case none
+        /// The active transport is being disconnected for a new identity.
+        case updating(operation: Int, token: Int, signedOut: Bool)
+        /// The active transport is being disconnected after the background grace delay.
+        case suspending(token: Int)
+        case switching(Switch)
+    }
+
+    let settings: Settings
+    private(set) var identity: Identity
+    private(set) var active: TransportRef
+    /// The runs delivering (during a switch: the old transport's).
+    private(set) var runs: [Upstream: Run] = [:]
+    /// The upstreams observers ask for.
+    private(set) var demand: Set<Upstream> = []
+    private(set) var suspendedAt: Date?
+    /// `sessionExpired` or `signedOut` was reported: upstreams stay down until an identity update.
+    private(set) var sessionEnded = false
+    private(set) var operation: Operation = .none
+    private(set) var queue: [Queued] = []
+    private(set) var publicState: NotifierConnectionState = .offline
+    private(set) var isShutDown = false
+    /// When each upstream's suspension began, reported as its gap when it is live again.
+    private var resumeGaps: [Upstream: Date] = [:]
+    private var transportState: ConnectionState = .idle
+    private var following = false
+    private var watch = 0
+    private var connectedSince: Date?
+    /// `networkError` was reported for the current offline episode.
+    private var networkErrorReported = false
+    /// The token of each armed timer.
+    private var timers: [Timer: Int] = [:]
+    /// The switch whose new runs still de-duplicate against the old transport's deliveries.
+    private var overlapSwitch: Int?
+    private var serial = 0
+    private var output: [Action] = []
+
+    init(settings: Settings, identity: Identity, active: TransportRef) {
+        self.settings = settings
+        self.identity = identity
+        self.active = active
+    }
+
+    /// Whether an upstream subscription is delivering.
+    var isConnectedUpstream: Bool { !runs.isEmpty }
+
+    /// Operations waiting for the one running.
+    var waitingOperations: Int { queue.count }
+
+    /// Whether an operation runs (observers arriving now start when it ends).
+    var isBusy: Bool { operation != .none }
+
+    // MARK: Events
+
+    /// Handles `event`, which happened at `now`, and returns what to do, in order.
+    mutating func handle(_ event: Event, now: Date) -> [Action] {
+        if isShutDown {
+            afterShutdown(event)
+        } else {
+            switch event {
+            case .observed(let upstream): observed(upstream, now: now)
+            case .unobserved(let upstream): unobserved(upstream, now: now)
+            case .updateRequested(let identity, let operation): request(.update(identity, operation: operation), now: now)
+            case .switchRequested(let target, let reason, let onlyFromOtherDialect, let operation):
+                request(.switchTransport(target, reason, onlyFromOtherDialect: onlyFromOtherDialect, operation: operation), now: now)
+            case .enteredBackground: enteredBackground()
+            case .enteredForeground(let operation): enteredForeground(operation: operation, now: now)
+            case .upstreamLive(let run): upstreamLive(run, now: now)
+            case .upstreamEnded(let run, let error): upstreamEnded(run, error: error, now: now)
+            case .transportStateChanged(let state, let watch): transportStateChanged(state, watch: watch, now: now)
+            case .timerFired(let timer, let token): timerFired(timer, token: token, now: now)
+            case .disconnected(let token): disconnected(token: token, now: now)
+            case .shutdown: shutdown()
+            }
+        }
+        defer { output.removeAll() }
+        return output
+    }
+
+    // MARK: Observers
+
+    private mutating func observed(_ upstream: Upstream, now: Date) {
+        demand.insert(upstream)
+        // During an operation it starts when the operation ends (finishOperation), as the operation leaves things.
+        guard operation == .none else { return }
+        ensureRunning(upstream)
+        refreshState(now: now)
+    }
+
+    private mutating func unobserved(_ upstream: Upstream, now: Date) {
+        demand.remove(upstream)
+        if let run = runs.removeValue(forKey: upstream) { act(.stopUpstream(run.id)) }
+        if case .switching(var change) = operation, case .preparing(var waiting) = change.stage,
+            let run = change.prepared.removeValue(forKey: upstream)
+        {
+            act(.stopUpstream(run.id))
+            let wasWaiting = waiting.remove(upstream) != nil
+            change.stage = .preparing(waiting: waiting)
+            operation = .switching(change)
+            if change.prepared.isEmpty {
+                cutOver(now: now)
+            } else if wasWaiting && waiting.isEmpty {
+                settle()
+            }
+        }
+        refreshState(now: now)
+    }
+
+    /// Starts `upstream` on the active transport if it is observed and allowed to run.
+    private mutating func ensureRunning(_ upstream: Upstream) {
+        guard runs[upstream] == nil, demand.contains(upstream), suspendedAt == nil, !sessionEnded, identity.userId != nil else { return }
+        let run = newRun(upstream, on: active)
+        runs[upstream] = run
+        act(.startUpstream(RunStart(run: run.id, transport: active, identity: identity, delivery: .open)))
+        followStates()
+    }
+
+    private mutating func startDemanded(now: Date) {
+        for upstream in Upstream.allCases { ensureRunning(upstream) }
+        refreshState(now: now)
+    }
+
+    private mutating func newRun(_ upstream: Upstream, on transport: TransportRef) -> Run {
+        serial += 1
+        return Run(id: RunID(upstream: upstream, serial: serial), transport: transport)
+    }
+
+    /// Stops every delivering run (observers keep their streams).
+    private mutating func stopUpstreams() {
+        for upstream in Upstream.allCases {
+            if let run = runs.removeValue(forKey: upstream) { act(.stopUpstream(run.id)) }
+        }
+    }
+
+    // MARK: Runs
+
+    private mutating func upstreamLive(_ id: RunID, now: Date) {
+        if case .switching(var change) = operation, case .preparing(var waiting) = change.stage,
+            change.prepared[id.upstream]?.id == id
+        {
+            change.prepared[id.upstream]?.live = true
+            guard waiting.remove(id.upstream) != nil else { return }
+            change.stage = .preparing(waiting: waiting)
+            operation = .switching(change)
+            if waiting.isEmpty { settle() }
+            return
+        }
+        guard let run = runs[id.upstream], run.id == id else { return }
+        runs[id.upstream]?.live = true
+        if let since = resumeGaps.removeValue(forKey: id.upstream) {
+            emit(.resumed(stream: id.upstream.rawValue, transport: run.transport.name, gap: GapWindow(start: since, end: now)))
+        } else {
+            emit(.live(stream: id.upstream.rawValue, transport: run.transport.name))
+        }
+    }
+
+    private mutating func upstreamEnded(_ id: RunID, error: RealtimeError?, now: Date) {
+        if case .switching(let change) = operation, case .preparing = change.stage, change.prepared[id.upstream]?.id == id {
+            abandonSwitch(error ?? .disconnected)
+            return
+        }
+        guard let run = runs[id.upstream], run.id == id else { return }
+        runs[id.upstream] = nil
+        act(.stopUpstream(id))
+        markOldBroken()
+        defer { refreshState(now: now) }
+        guard let error else {
+            log(.info, "upstream ended by the server", ["stream": id.upstream.rawValue])
+            return
+        }
+        switch error {
+        case .sessionExpired, .signedOut:
+            // One report per episode, however many upstreams end; the rest stop too until the app calls update.
+            guard !sessionEnded else { return }
+            sessionEnded = true
+            stopUpstreams()
+            // The new transport would be refused the same way: give the switch up.
+            if case .switching(let change) = operation, case .preparing = change.stage { abandonSwitch(error) }
+            if case .signedOut = error { emit(.signedOut) } else { emit(.sessionExpired) }
+        default:
+            emit(.streamFailed(stream: id.upstream.rawValue, transport: run.transport.name, error: error))
+            if case .networkError(let detail) = VortexError(error) { reportNetworkError(detail) }
+        }
+    }
+
+    // MARK: Operations
+
+    private mutating func request(_ queued: Queued, now: Date) {
+        if operation == .none {
+            start(queued, now: now)
+        } else {
+            queue.append(queued)
+        }
+    }
+
+    private mutating func start(_ queued: Queued, now: Date) {
+        switch queued {
+        case .update(let identity, let operation): startUpdate(identity, operation: operation, now: now)
+        case .switchTransport(let target, let reason, let onlyFromOtherDialect, let operation):
+            startSwitch(to: target, reason: reason, onlyFromOtherDialect: onlyFromOtherDialect, operation: operation, now: now)
+        case .suspend: startSuspend(now: now)
+        case .resume(let operation): startResume(operation: operation, now: now)
+        }
+    }
+
+    /// The operation is over: start what observers asked for meanwhile, then the next operation.
+    private mutating func finishOperation(now: Date) {
+        operation = .none
+        startDemanded(now: now)
+        while operation == .none, !queue.isEmpty {
+            start(queue.removeFirst(), now: now)
+        }
+    }
+
+    private mutating func disconnected(token: Int, now: Date) {
+        switch operation {
+        case .updating(let id, token, let signedOut):
+            if signedOut { emit(.signedOut) }
+            act(.completeOperation(id))
+            finishOperation(now: now)
+        case .suspending(token):
+            emit(.suspended)
+            finishOperation(now: now)
+        case .switching(let change):
+            switch change.stage {
+            case .releasing(let old, token, let cutOverAt):
+                switched(change, from: old, cutOverAt: cutOverAt, now: now)
+            case .abandoning(token, let error):
+                act(.forgetTransport(change.target.id))
+                act(.failOperation(change.operation, error))
+                finishOperation(now: now)
+            default:
+                break
+            }
+        default:
+            break
+        }
+    }
+
+    // MARK: Identity
+
+    private mutating func startUpdate(_ newIdentity: Identity, operation id: Int, now: Date) {
+        let changed = newIdentity != identity
+        let stalled = suspendedAt == nil && demand.contains { runs[$0] == nil }
+        guard changed || sessionEnded || (newIdentity.userId != nil && stalled) else {
+            act(.completeOperation(id))
+            return finishOperation(now: now)
+        }
+        endOverlap()
+        stopUpstreams()
+        identity = newIdentity
+        resumeGaps.removeAll()
+        sessionEnded = false
+        networkErrorReported = false
+        refreshState(now: now)
+        let token = nextToken()
+        operation = .updating(operation: id, token: token, signedOut: newIdentity.userId == nil)
+        act(.disconnect(transport: active.id, token: token))
+    }
+
+    // MARK: App lifecycle
+
+    private mutating func enteredBackground() {
+        arm(.backgroundGrace, after: settings.backgroundGrace)
+    }
+
+    private mutating func enteredForeground(operation id: Int, now: Date) {
+        cancel(.backgroundGrace)
+        // A suspension that has not begun is called off: a quick app switch keeps the connection.
+        queue.removeAll { $0 == .suspend }
+        request(.resume(operation: id), now: now)
+    }
+
+    private mutating func startSuspend(now: Date) {
+        guard suspendedAt == nil else { return finishOperation(now: now) }
+        endOverlap()
+        suspendedAt = now
+        stopUpstreams()
+        refreshState(now: now)
+        let token = nextToken()
+        operation = .suspending(token: token)
+        act(.disconnect(transport: active.id, token: token))
+    }
+
+    private mutating func startResume(operation id: Int, now: Date) {
+        if let since = suspendedAt {
+            suspendedAt = nil
+            for upstream in Upstream.allCases where demand.contains(upstream) { resumeGaps[upstream] = since }
+        } else {
+            // Not suspended: the connection was kept, but the platform may have frozen it meanwhile.
+            act(.verifyConnection(transport: active.id))
+        }
+        act(.completeOperation(id))
+        finishOperation(now: now)
+    }
+
+    // MARK: Timers
+
+    private mutating func timerFired(_ timer: Timer, token: Int, now: Date) {
+        guard timers[timer] == token else { return }
+        timers[timer] = nil
+        switch timer {
+        case .backgroundGrace:
+            request(.suspend, now: now)
+        case .networkError:
+            guard publicState == .connecting || publicState == .reconnecting else { return }
+            reportNetworkError("no live connection for \(settings.networkErrorAfter)")
+        case .switchTimeout:
+            guard case .switching(let change) = operation, case .preparing = change.stage else { return }
+            abandonSwitch(.connectionTimedOut(settings.switchTimeout))
+        case .switchSettle:
+            cutOver(now: now)
+        case .overlapEnd:
+            endOverlap()
+        }
+    }
+
+    private mutating func arm(_ timer: Timer, after duration: Duration) {
+        let token = nextToken()
+        timers[timer] = token
+        act(.armTimer(timer, token: token, after: duration))
+    }
+
+    private mutating func cancel(_ timer: Timer) {
+        guard timers.removeValue(forKey: timer) != nil else { return }
+        act(.cancelTimer(timer))
+    }
+
+    private mutating func nextToken() -> Int {
+        serial += 1
+        return serial
+    }
+
+    // MARK: The active transport's states → the public state, metrics, network errors
+
+    private mutating func followStates() {
+        guard !following else { return }
+        following = true
+        watch += 1
+        act(.followStates(transport: active.id, watch: watch))
+    }
+
+    private mutating func stopFollowingStates(now: Date) {
+        if following { act(.stopFollowingStates) }
+        following = false
+        watch += 1
+        if let since = connectedSince {
+            act(.metric(.connected(seconds: now.timeIntervalSince(since), transport: active.name)))
+            connectedSince = nil
+        }
+        transportState = .idle
+    }
+
+    private mutating func transportStateChanged(_ state: ConnectionState, watch: Int, now: Date) {
+        guard following, watch == self.watch else { return }
+        if let since = connectedSince, state != .connected {
+            act(.metric(.connected(seconds: now.timeIntervalSince(since), transport: active.name)))
+            connectedSince = nil
+        }
+        switch state {
+        case .connecting: act(.metric(.connectionAttempt(transport: active.name)))
+        case .reconnecting: act(.metric(.reconnect(transport: active.name)))
+        case .connected: if connectedSince == nil { connectedSince = now }
+        case .disconnected(.failed(let error)): reportNetworkError(error.description)
+        case .idle, .disconnected: break
+        }
+        transportState = state
+        switch state {
+        case .connecting, .reconnecting, .disconnected: markOldBroken()
+        case .idle, .connected: break
+        }
+        refreshState(now: now)
+    }
+
+    /// Recomputes the public state and arms or disarms the network-error limit.
+    private mutating func refreshState(now: Date) {
+        let state: NotifierConnectionState =
+            if suspendedAt != nil {
+                .suspended
+            } else if identity.userId == nil || sessionEnded {
+                .offline
+            } else {
+                NotifierConnectionState(transportState, upstreamsRunning: !runs.isEmpty)
+            }
+        if state != publicState {
+            publicState = state
+            act(.publishState(state))
+        }
+        if state == .live { networkErrorReported = false }
+        let waitingForConnection = (state == .connecting || state == .reconnecting) && !runs.isEmpty
+        if waitingForConnection {
+            if timers[.networkError] == nil && !networkErrorReported { arm(.networkError, after: settings.networkErrorAfter) }
+        } else {
+            cancel(.networkError)
+        }
+    }
+
+    private mutating func reportNetworkError(_ detail: String) {
+        guard !networkErrorReported else { return }
+        networkErrorReported = true
+        cancel(.networkError)
+        log(.warning, "network error", ["detail": detail])
+        emit(.networkError(detail))
+    }
+
+    // MARK: Switching transports (make-before-break)
+
+    private mutating func startSwitch(
+        to target: TransportRef, reason: TransportSwitchReason, onlyFromOtherDialect: Bool, operation id: Int, now: Date
+    ) {
+        if onlyFromOtherDialect && target.dialect == active.dialect {
+            act(.forgetTransport(target.id))
+            act(.completeOperation(id))
+            return finishOperation(now: now)
+        }
+        endOverlap()
+        serial += 1
+        var change = Switch(operation: id, id: serial, target: target, reason: reason, startedAt: now, stage: .preparing(waiting: []))
+        switch transportState {
+        case .connecting, .reconnecting, .disconnected: change.oldIntact = false
+        case .idle, .connected: break
+        }
+        if suspendedAt == nil, !sessionEnded, identity.userId != nil {
+            for upstream in Upstream.allCases where demand.contains(upstream) {
+                let old = runs[upstream]
+                if old?.live != true { change.oldIntact = false }
+                // The old run records what it delivers from now on, before the new one can receive anything.
+                act(.beginOverlap(switch: change.id, upstream: upstream, old: old?.id, from: active, to: target))
+                let run = newRun(upstream, on: target)
+                change.prepared[upstream] = run
+                act(.startUpstream(RunStart(run: run.id, transport: target, identity: identity, delivery: .held(switch: change.id))))
+            }
+        }
+        change.stage = .preparing(waiting: Set(change.prepared.keys))
+        operation = .switching(change)
+        if change.prepared.isEmpty {
+            cutOver(now: now)
+        } else {
+            arm(.switchTimeout, after: settings.switchTimeout)
+        }
+    }
+
+    /// The old transport may have missed events during the overlap (it was not live, or a run of it ended).
+    private mutating func markOldBroken() {
+        guard case .switching(var change) = operation, case .preparing = change.stage, change.oldIntact else { return }
+        change.oldIntact = false
+        operation = .switching(change)
+    }
+
+    /// Every new subscription is live: the old transport goes on delivering for `switchSettle`, for events published
+    /// just before the new subscriptions were registered that are still on their way over the old link (the two links'
+    /// latencies differ); the new runs go on holding. No blind window: it only makes the switch take longer.
+    private mutating func settle() {
+        cancel(.switchTimeout)
+        arm(.switchSettle, after: settings.switchSettle)
+    }
+
+    /// The old runs stop and the new ones deliver, in one step.
+    private mutating func cutOver(now: Date) {
+        guard case .switching(var change) = operation, case .preparing = change.stage else { return }
+        cancel(.switchTimeout)
+        cancel(.switchSettle)
+        act(.cutOver(switch: change.id))
+        stopUpstreams()
+        runs = change.prepared
+        let old = active
+        stopFollowingStates(now: now)
+        active = change.target
+        act(.activate(change.target))
+        networkErrorReported = false
+        if !runs.isEmpty { followStates() }
+        refreshState(now: now)
+        if !change.prepared.isEmpty {
+            overlapSwitch = change.id
+            arm(.overlapEnd, after: settings.overlapDeduplication)
+        }
+        let token = nextToken()
+        change.stage = .releasing(old: old, token: token, cutOverAt: now)
+        operation = .switching(change)
+        act(.disconnect(transport: old.id, token: token))
+    }
+
+    /// The old transport is disconnected: report the switch.
+    private mutating func switched(_ change: Switch, from old: TransportRef, cutOverAt: Date, now: Date) {
+        // A requested switch over a live old transport delivered everything: an empty window. Otherwise the
+        // transports' gap rule: from a safety margin before the switch began to the end of the switch.
+        let gap =
+            change.reason == .requested && change.oldIntact
+            ? GapWindow(start: cutOverAt, end: cutOverAt)
+            : GapWindow(start: change.startedAt.addingTimeInterval(-settings.gapSafetyMargin), end: now)
+        act(.metric(.transportSwitch(from: old.name, to: change.target.name)))
+        log(.info, "switched transport", ["from": old.name, "to": change.target.name, "gap": "\(gap)"])
+        emit(.transportSwitched(from: old.name, to: change.target.name, gap: gap, reason: change.reason))
+        act(.forgetTransport(old.id))
+        act(.completeOperation(change.operation))
+        finishOperation(now: now)
+    }
+
+    /// The new transport did not get live (timeout, a subscription failed, the session ended): the old one stays.
+    private mutating func abandonSwitch(_ error: RealtimeError) {
+        guard case .switching(var change) = operation, case .preparing = change.stage else { return }
+        cancel(.switchTimeout)
+        cancel(.switchSettle)
+        for upstream in Upstream.allCases {
+            if let run = change.prepared.removeValue(forKey: upstream) { act(.stopUpstream(run.id)) }
+        }
+        act(.endOverlap(switch: change.id))
+        log(.warning, "transport switch abandoned", ["to": change.target.name, "error": "\(error)"])
+        let token = nextToken()
+        change.stage = .abandoning(token: token, error: error)
+        operation = .switching(change)
+        act(.disconnect(transport: change.target.id, token: token))
+    }
+
+    /// Ends the de-duplication of the last switch's overlap, if it still runs.
+    private mutating func endOverlap() {
+        guard let overlap = overlapSwitch else { return }
+        overlapSwitch = nil
+        cancel(.overlapEnd)
+        act(.endOverlap(switch: overlap))
+    }
+
+    // MARK: Shutdown
+
+    private mutating func shutdown() {
+        isShutDown = true
+        for timer in [Timer.backgroundGrace, .networkError, .switchTimeout, .switchSettle, .overlapEnd] { cancel(timer) }
+        if let overlap = overlapSwitch { act(.endOverlap(switch: overlap)) }
+        overlapSwitch = nil
+        stopUpstreams()
+        if following { act(.stopFollowingStates) }
+        following = false
+        switch operation {
+        case .none, .suspending:
+            break
+        case .updating(let id, _, _):
+            act(.completeOperation(id))
+        case .switching(let change):
+            for upstream in Upstream.allCases {
+                if let run = change.prepared[upstream] { act(.stopUpstream(run.id)) }
+            }
+            if case .releasing(let old, _, _) = change.stage {
+                act(.disconnect(transport: old.id, token: nextToken()))
+                act(.completeOperation(change.operation))
+            } else {
+                act(.disconnect(transport: change.target.id, token: nextToken()))
+                act(.failOperation(change.operation, .disconnected))
+            }
+        }
+        operation = .none
+        for queued in queue { answerAfterShutdown(queued) }
+        queue.removeAll()
+        act(.disconnect(transport: active.id, token: nextToken()))
+        if publicState != .offline {
+            publicState = .offline
+            act(.publishState(.offline))
+        }
+    }
+
+    /// After shutdown every operation returns at once and nothing else changes.
+    private mutating func afterShutdown(_ event: Event) {
+        switch event {
+        case .updateRequested(let identity, let operation): answerAfterShutdown(.update(identity, operation: operation))
+        case .switchRequested(let target, let reason, let only, let operation):
+            answerAfterShutdown(.switchTransport(target, reason, onlyFromOtherDialect: only, operation: operation))
+        case .enteredForeground(let operation): answerAfterShutdown(.resume(operation: operation))
+        default: break
+        }
+    }
+
+    private mutating func answerAfterShutdown(_ queued: Queued) {
+        switch queued {
+        case .update(_, let operation), .resume(let operation): act(.completeOperation(operation))
+        case .switchTransport(let target, _, _, let operation):
+            act(.forgetTransport(target.id))
+            act(.failOperation(operation, .disconnected))
+        case .suspend: break
+        }
+    }
+
+    // MARK: Output
+
+    mutating func act(_ action: Action) { output.append(action) }
+
+    mutating func emit(_ event: NotifierConnectionEvent) { act(.emit(event)) }
+
+    private mutating func log(_ level: Logger.Level, _ message: String, _ metadata: [String: String]) {
+        act(.log(LogEntry(level: level, message: message, metadata: metadata)))
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import SubscriberCore
+
+/// One upstream's overlap during a make-before-break transport switch: the old transport's run goes on delivering and
+/// records what it delivered; the new run holds what it receives until the cut-over, then delivers it minus what the
+/// old one already delivered, and goes on checking its first events against that record for a short while.
+///
+/// Every decision is taken under one lock shared by both runs, so an event is delivered by one of them or by neither
+/// (both decide in order under it), and the cut-over is one step. It exists only during a switch: outside one,
+/// delivery takes no lock of it and computes no identity.
+///
+/// Bounded: at most ``ledgerLimit`` identities recorded (the oldest are forgotten first), at most ``heldLimit``
+/// events held (a longer preparation drops the oldest held ones and reports them as lost at the cut-over).
+final class SwitchOverlap: Sendable {
+    /// Identities recorded from the old transport, at most.
+    static let ledgerLimit = 4096
+    /// Events held from the new transport before the cut-over, at most.
+    static let heldLimit = 4096
+
+    private enum Stage: Equatable {
+        /// The old run delivers and records; the new one holds.
+        case overlapping
+        /// The new run delivers, dropping what the old one delivered.
+        case deduplicating
+        /// Over: the new run delivers everything.
+        case ended
+    }
+
+    private struct State {
+        var stage = Stage.overlapping
+        var ledger = DeliveredLedger(limit: SwitchOverlap.ledgerLimit)
+        var held: [SubscriptionEvent] = []
+        var heldDropped = 0
+        let encoder = EventIdentity.makeEncoder()
+    }
+
+    struct Side: Sendable {
+        let dialect: TransportDialect
+        let name: String
+    }
+
+    let upstream: Upstream
+    private let router: EventRouter
+    private let events: StreamHub<NotifierConnectionEvent>
+    private let old: Side
+    private let new: Side
+    private let wallClock: WallClock
+    private let state = Locked(State())
+
+    init(upstream: Upstream, router: EventRouter, events: StreamHub<NotifierConnectionEvent>, old: Side, new: Side, wallClock: WallClock) {
+        self.upstream = upstream
+        self.router = router
+        self.events = events
+        self.old = old
+        self.new = new
+        self.wallClock = wallClock
+    }
+
+    /// An event of the old run: delivered (and its identity recorded) until the cut-over, dropped afterwards.
+    func fromOld(_ event: SubscriptionEvent) {
+        state.withLock { state in
+            guard case .overlapping = state.stage else { return }
+            switch event {
+            case .payload(let payload):
+                let identities = identify(payload, side: old, encoder: state.encoder)
+                router.route(payload, from: upstream, dialect: old.dialect)
+                state.ledger.record(identities)
+            case .resumed(let gap): events.yield(.resumed(stream: upstream.rawValue, transport: old.name, gap: gap))
+            case .lost(let loss): events.yield(.eventsLost(stream: upstream.rawValue, transport: old.name, loss: loss))
+            case .live: break
+            }
+        }
+    }
+
+    /// An event of the new run: held until the cut-over, then delivered unless the old run delivered it. Returns
+    /// `false` once the overlap is over: the run then delivers directly.
+    func fromNew(_ event: SubscriptionEvent) -> Bool {
+        state.withLock { state in
+            switch state.stage {
+            case .overlapping:
+                if state.held.count >= Self.heldLimit {
+                    state.held.removeFirst()
+                    state.heldDropped += 1
+                }
+                state.held.append(event)
+                return true
+            case .deduplicating:
+                deliverNew(event, &state)
+                return state.stage != .ended
+            case .ended:
+                deliverNew(event, &state)
+                return false
+            }
+        }
+    }
+
+    /// The cut-over: the old run stops delivering, and the new one delivers what it held (minus duplicates).
+    func cutOver() {
+        state.withLock { state in
+            guard case .overlapping = state.stage else { return }
+            state.stage = .deduplicating
+            let held = state.held
+            state.held = []
+            if state.heldDropped > 0 {
+                let now = wallClock.now()
+                let loss = LossReport(
+                    count: state.heldDropped, window: GapWindow(start: now.addingTimeInterval(-EventRouter.lossMargin), end: now),
+                    reason: .bufferOverflow)
+                events.yield(.eventsLost(stream: upstream.rawValue, transport: new.name, loss: loss))
+            }
+            for event in held { deliverNew(event, &state) }
+            if state.ledger.isEmpty { state.stage = .ended }
+        }
+    }
+
+    /// The overlap is over: nothing more is held, recorded or compared.
+    func end() {
+        state.withLock { state in
+            state.stage = .ended
+            state.ledger = DeliveredLedger(limit: 0)
+            state.held = []
+        }
+    }
+
+    private func deliverNew(_ event: SubscriptionEvent, _ state: inout State) {
+        switch event {
+        case .payload(let payload):
+            if !state.ledger.isEmpty {
+                let identities = identify(payload, side: new, encoder: state.encoder)
+                if state.ledger.consume(identities) {
+                    if state.ledger.isEmpty { state.stage = .ended }
+                    return
+                }
+            }
+            if case .deduplicating = state.stage, state.ledger.isEmpty { state.stage = .ended }
+            router.route(payload, from: upstream, dialect: new.dialect)
+        case .resumed(let gap): events.yield(.resumed(stream: upstream.rawValue, transport: new.name, gap: gap))
+        case .lost(let loss): events.yield(.eventsLost(stream: upstream.rawValue, transport: new.name, loss: loss))
+        case .live: break
+        }
+    }
+
+    private func identify(_ payload: RealtimePayload, side: Side, encoder: JSONEncoder) -> [EventIdentity] {
+        router.normalisedEvents(of: payload, from: upstream, dialect: side.dialect).map { EventIdentity($0, encoder: encoder) }
+    }
+}

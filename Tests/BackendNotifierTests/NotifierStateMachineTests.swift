@@ -1,0 +1,539 @@
+import Foundation
+import SubscriberCore
+import Testing
+
+@testable import BackendNotifier
+
+/// The notifier's state machine on its own: every transition as a table of events in and actions out, with no task,
+/// socket or clock. Identifiers are deterministic: runs, timer tokens, disconnect tokens and switches share one serial
+/// counter, so `role#1` is the first thing the machine numbered.
+@Suite("NotifierStateMachine")
+struct NotifierStateMachineTests {
+    typealias Machine = NotifierStateMachine
+    typealias Action = Machine.Action
+    typealias Event = Machine.Event
+
+    static let appsync = Machine.TransportRef(id: 0, name: "appsync", dialect: .appSyncChannels)
+    static let graphql = Machine.TransportRef(id: 1, name: "graphql", dialect: .graphQL)
+    static let appsyncAgain = Machine.TransportRef(id: 2, name: "appsync", dialect: .appSyncChannels)
+    static let user1 = Machine.Identity(userId: "u-1", organizationId: "o-1")
+    static let user2 = Machine.Identity(userId: "u-2", organizationId: "o-2")
+    static let signedOut = Machine.Identity(userId: nil, organizationId: nil)
+    static let start = Date(timeIntervalSince1970: 1_700_000_000)
+
+    /// A machine and a wall clock that moves only when told. A class, so `#expect(script.on(…) == …)` can call it.
+    final class Script {
+        var machine: Machine
+        var now = NotifierStateMachineTests.start
+
+        init(identity: Machine.Identity = NotifierStateMachineTests.user1) {
+            machine = Machine(
+                settings: Machine.Settings(NotifierConfiguration()), identity: identity, active: NotifierStateMachineTests.appsync)
+        }
+
+        @discardableResult
+        func on(_ event: Event, after seconds: TimeInterval = 0) -> [Action] {
+            now = now.addingTimeInterval(seconds)
+            return machine.handle(event, now: now)
+        }
+
+        /// Feeds events whose actions the test does not look at.
+        func given(_ events: Event...) {
+            for event in events { on(event) }
+        }
+    }
+
+    static func run(_ upstream: Upstream, _ serial: Int) -> Machine.RunID { Machine.RunID(upstream: upstream, serial: serial) }
+
+    static func start(
+        _ upstream: Upstream, _ serial: Int, on transport: Machine.TransportRef = appsync, as identity: Machine.Identity = user1,
+        _ delivery: Machine.Delivery = .open
+    ) -> Action {
+        .startUpstream(Machine.RunStart(run: run(upstream, serial), transport: transport, identity: identity, delivery: delivery))
+    }
+
+    static func networkTimer(_ token: Int) -> Action { .armTimer(.networkError, token: token, after: .seconds(60)) }
+
+    // MARK: Observers
+
+    @Test("an observer starts its upstream on the active transport with the current identity; a second shares it")
+    func observerStartsUpstream() {
+        let script = Script()
+        #expect(
+            script.on(.observed(.role)) == [
+                Self.start(.role, 1), .followStates(transport: 0, watch: 1), .publishState(.connecting), Self.networkTimer(2),
+            ])
+        #expect(script.on(.observed(.role)) == [])
+        #expect(script.on(.observed(.organization)) == [Self.start(.organization, 3)])
+        #expect(script.machine.isConnectedUpstream)
+    }
+
+    @Test("signed out: an observer starts nothing and the state stays offline")
+    func observerWhileSignedOut() {
+        let script = Script(identity: Self.signedOut)
+        #expect(script.on(.observed(.role)) == [])
+        #expect(script.machine.publicState == .offline)
+    }
+
+    @Test("the last observer gone stops the upstream; the state follows")
+    func unobservedStopsUpstream() {
+        let script = Script()
+        script.given(.observed(.role))
+        #expect(script.on(.unobserved(.role)) == [.stopUpstream(Self.run(.role, 1)), .publishState(.offline), .cancelTimer(.networkError)])
+        #expect(!script.machine.isConnectedUpstream)
+    }
+
+    // MARK: Runs
+
+    @Test("live, resumed, ended: the run's confirmation is reported once; a stopped run's reports are ignored")
+    func runReports() {
+        let script = Script()
+        script.given(.observed(.role))
+        #expect(script.on(.upstreamLive(Self.run(.role, 1))) == [.emit(.live(stream: "role", transport: "appsync"))])
+        #expect(script.on(.upstreamLive(Self.run(.role, 99))) == [])
+        #expect(
+            script.on(.upstreamEnded(Self.run(.role, 1), nil)) == [
+                .stopUpstream(Self.run(.role, 1)),
+                .log(Machine.LogEntry.info("upstream ended by the server", ["stream": "role"])),
+                .publishState(.offline), .cancelTimer(.networkError),
+            ])
+        #expect(script.on(.upstreamEnded(Self.run(.role, 1), .disconnected)) == [])
+    }
+
+    @Test("a stream failing with a network error reports streamFailed and networkError (once per offline episode)")
+    func streamFailed() {
+        let script = Script()
+        script.given(.observed(.role), .observed(.revoke))
+        let error = RealtimeError.reconnectAttemptsExhausted(3)
+        #expect(
+            script.on(.upstreamEnded(Self.run(.role, 1), error)) == [
+                .stopUpstream(Self.run(.role, 1)),
+                .emit(.streamFailed(stream: "role", transport: "appsync", error: error)),
+                .cancelTimer(.networkError),
+                .log(Machine.LogEntry.warning("network error", ["detail": error.description])),
+                .emit(.networkError(error.description)),
+            ])
+        #expect(
+            script.on(.upstreamEnded(Self.run(.revoke, 3), error)) == [
+                .stopUpstream(Self.run(.revoke, 3)), .emit(.streamFailed(stream: "revoke", transport: "appsync", error: error)),
+                .publishState(.offline),
+            ])
+    }
+
+    @Test("sessionExpired: reported once however many upstreams end; every upstream stops until an update")
+    func sessionExpiredOncePerEpisode() {
+        let script = Script()
+        script.given(.observed(.role), .observed(.revoke))
+        #expect(
+            script.on(.upstreamEnded(Self.run(.role, 1), .sessionExpired("refused"))) == [
+                .stopUpstream(Self.run(.role, 1)), .stopUpstream(Self.run(.revoke, 3)), .emit(.sessionExpired), .publishState(.offline),
+                .cancelTimer(.networkError),
+            ])
+        #expect(script.on(.upstreamEnded(Self.run(.revoke, 3), .sessionExpired("refused"))) == [])
+        #expect(script.on(.observed(.organization)) == [])
+        // The same identity again restarts everything observed.
+        #expect(
+            script.on(.updateRequested(Self.user1, operation: 1)) == [.disconnect(transport: 0, token: 4)])
+        #expect(
+            script.on(.disconnected(token: 4)) == [
+                .completeOperation(1), Self.start(.organization, 5), Self.start(.role, 6), Self.start(.revoke, 7),
+                .publishState(.connecting), Self.networkTimer(8),
+            ])
+    }
+
+    @Test("signedOut from the transport: one signedOut, then another user's sign-in restarts with the new identity")
+    func signedOutThenOtherUser() {
+        let script = Script()
+        script.given(.observed(.role))
+        #expect(
+            script.on(.upstreamEnded(Self.run(.role, 1), .signedOut)) == [
+                .stopUpstream(Self.run(.role, 1)), .emit(.signedOut), .publishState(.offline), .cancelTimer(.networkError),
+            ])
+        script.given(.updateRequested(Self.user2, operation: 1))
+        #expect(
+            script.on(.disconnected(token: 3)) == [
+                .completeOperation(1), Self.start(.role, 4, as: Self.user2), .publishState(.connecting), Self.networkTimer(5),
+            ])
+    }
+
+    // MARK: Identity
+
+    @Test("update: the new identity is in place before the disconnect; nothing starts until it has finished")
+    func updateSerialisesTheDisconnect() {
+        let script = Script()
+        script.given(.observed(.role), .observed(.organization))
+        #expect(
+            script.on(.updateRequested(Self.user2, operation: 1)) == [
+                .stopUpstream(Self.run(.organization, 3)), .stopUpstream(Self.run(.role, 1)), .publishState(.offline),
+                .cancelTimer(.networkError), .disconnect(transport: 0, token: 4),
+            ])
+        #expect(script.machine.identity == Self.user2)
+        // An observer arriving while the old connection closes waits: nothing subscribes now, with any identity.
+        #expect(script.on(.observed(.revoke)) == [])
+        // Reports of the stopped runs change nothing.
+        #expect(script.on(.upstreamLive(Self.run(.role, 1))) == [])
+        #expect(script.on(.upstreamEnded(Self.run(.organization, 3), nil)) == [])
+        #expect(
+            script.on(.disconnected(token: 4)) == [
+                .completeOperation(1), Self.start(.organization, 5, as: Self.user2), Self.start(.role, 6, as: Self.user2),
+                Self.start(.revoke, 7, as: Self.user2), .publishState(.connecting), Self.networkTimer(8),
+            ])
+    }
+
+    @Test("update with the same identity while everything runs completes at once and changes nothing")
+    func unchangedIdentity() {
+        let script = Script()
+        script.given(.observed(.role))
+        #expect(script.on(.updateRequested(Self.user1, operation: 1)) == [.completeOperation(1)])
+    }
+
+    @Test("sign-out: upstreams stop, the transport disconnects, then signedOut; nothing starts")
+    func signOut() {
+        let script = Script()
+        script.given(.observed(.role))
+        #expect(
+            script.on(.updateRequested(Self.signedOut, operation: 1)) == [
+                .stopUpstream(Self.run(.role, 1)), .publishState(.offline), .cancelTimer(.networkError),
+                .disconnect(transport: 0, token: 3),
+            ])
+        #expect(script.on(.disconnected(token: 3)) == [.emit(.signedOut), .completeOperation(1)])
+        #expect(script.on(.observed(.revoke)) == [])
+    }
+
+    @Test("operations queue in arrival order: an update during an update runs when it has finished")
+    func updatesQueue() {
+        let script = Script()
+        script.given(.observed(.role))
+        script.given(.updateRequested(Self.user2, operation: 1))
+        #expect(script.on(.updateRequested(Self.user1, operation: 2)) == [])
+        #expect(script.machine.waitingOperations == 1)
+        #expect(
+            script.on(.disconnected(token: 3)) == [
+                .completeOperation(1), Self.start(.role, 4, as: Self.user2), .publishState(.connecting), Self.networkTimer(5),
+                .stopUpstream(Self.run(.role, 4)), .publishState(.offline), .cancelTimer(.networkError),
+                .disconnect(transport: 0, token: 6),
+            ])
+        #expect(script.machine.waitingOperations == 0)
+    }
+
+    // MARK: The transport's states
+
+    @Test("states: connecting, live, reconnecting map to the public state, with metrics and the network-error limit")
+    func transportStates() {
+        let script = Script()
+        script.given(.observed(.role))
+        #expect(script.on(.transportStateChanged(.connecting, watch: 1)) == [.metric(.connectionAttempt(transport: "appsync"))])
+        #expect(
+            script.on(.transportStateChanged(.connected, watch: 1), after: 1) == [.publishState(.live), .cancelTimer(.networkError)])
+        #expect(
+            script.on(.transportStateChanged(.reconnecting(attempt: 1, delay: .seconds(10)), watch: 1), after: 5) == [
+                .metric(.connected(seconds: 5, transport: "appsync")), .metric(.reconnect(transport: "appsync")),
+                .publishState(.reconnecting), Self.networkTimer(3),
+            ])
+        #expect(script.on(.transportStateChanged(.connected, watch: 7)) == [], "a stale following")
+        #expect(
+            script.on(.timerFired(.networkError, token: 3)) == [
+                .log(
+                    Machine.LogEntry.warning("network error", ["detail": "no live connection for 60.0 seconds"])),
+                .emit(.networkError("no live connection for 60.0 seconds")),
+            ])
+        // Reported once per offline episode: not again until live.
+        #expect(
+            script.on(.transportStateChanged(.connecting, watch: 1)) == [
+                .metric(.connectionAttempt(transport: "appsync")), .publishState(.connecting),
+            ])
+        #expect(script.on(.transportStateChanged(.connected, watch: 1)) == [.publishState(.live)])
+        #expect(
+            script.on(.transportStateChanged(.disconnected(.failed(.reconnectAttemptsExhausted(2))), watch: 1)) == [
+                .metric(.connected(seconds: 0, transport: "appsync")),
+                .log(
+                    Machine.LogEntry.warning("network error", ["detail": RealtimeError.reconnectAttemptsExhausted(2).description])),
+                .emit(.networkError(RealtimeError.reconnectAttemptsExhausted(2).description)), .publishState(.offline),
+            ])
+    }
+
+    @Test("a network-error timer that was cancelled and fires anyway (a race) changes nothing")
+    func staleTimer() {
+        let script = Script()
+        script.given(.observed(.role), .transportStateChanged(.connected, watch: 1))
+        #expect(script.on(.timerFired(.networkError, token: 2)) == [])
+    }
+
+    // MARK: App lifecycle
+
+    @Test("background: the grace timer suspends; upstreams stop, the transport disconnects, then suspended")
+    func backgroundSuspends() {
+        let script = Script()
+        script.given(.observed(.role))
+        #expect(script.on(.enteredBackground) == [.armTimer(.backgroundGrace, token: 3, after: .seconds(30))])
+        #expect(
+            script.on(.timerFired(.backgroundGrace, token: 3), after: 30) == [
+                .stopUpstream(Self.run(.role, 1)), .publishState(.suspended), .cancelTimer(.networkError),
+                .disconnect(transport: 0, token: 4),
+            ])
+        #expect(script.machine.suspendedAt == Self.start.addingTimeInterval(30))
+        #expect(script.on(.observed(.revoke)) == [], "nothing starts while suspending")
+        #expect(script.on(.disconnected(token: 4)) == [.emit(.suspended)])
+        #expect(script.on(.observed(.organization)) == [], "nothing starts while suspended")
+        // Foreground: everything observed restarts, and each stream reports the window it was suspended.
+        #expect(
+            script.on(.enteredForeground(operation: 1), after: 20) == [
+                .completeOperation(1), Self.start(.organization, 5), Self.start(.role, 6), Self.start(.revoke, 7),
+                .publishState(.connecting), Self.networkTimer(8),
+            ])
+        let gap = GapWindow(start: Self.start.addingTimeInterval(30), end: Self.start.addingTimeInterval(51))
+        #expect(script.on(.upstreamLive(Self.run(.role, 6)), after: 1) == [.emit(.resumed(stream: "role", transport: "appsync", gap: gap))])
+    }
+
+    @Test("foreground within the grace delay: the timer is cancelled and the transport asked to verify its connection")
+    func quickAppSwitch() {
+        let script = Script()
+        script.given(.observed(.role), .enteredBackground)
+        #expect(
+            script.on(.enteredForeground(operation: 1), after: 10) == [
+                .cancelTimer(.backgroundGrace), .verifyConnection(transport: 0), .completeOperation(1),
+            ])
+        #expect(script.on(.timerFired(.backgroundGrace, token: 3), after: 20) == [], "the cancelled timer's late fire")
+        #expect(script.machine.suspendedAt == nil)
+    }
+
+    @Test("a suspension queued behind an update is called off by the foreground")
+    func foregroundCallsOffQueuedSuspension() {
+        let script = Script()
+        script.given(.observed(.role), .enteredBackground, .updateRequested(Self.user2, operation: 1))
+        #expect(script.on(.timerFired(.backgroundGrace, token: 3), after: 30) == [])
+        #expect(script.machine.waitingOperations == 1)
+        #expect(script.on(.enteredForeground(operation: 2)) == [])
+        #expect(script.machine.waitingOperations == 1, "the suspension went, the resumption waits")
+        #expect(
+            script.on(.disconnected(token: 4)) == [
+                .completeOperation(1), Self.start(.role, 5, as: Self.user2), .publishState(.connecting), Self.networkTimer(6),
+                .verifyConnection(transport: 0), .completeOperation(2),
+            ])
+        #expect(script.machine.suspendedAt == nil)
+    }
+
+    // MARK: Switching transports
+
+    /// A script observing role and revoke on AppSync, both live, the transport connected.
+    static func liveOnAppSync() -> Script {
+        let script = Script()
+        script.given(
+            .observed(.role), .observed(.revoke), .upstreamLive(run(.role, 1)), .upstreamLive(run(.revoke, 3)),
+            .transportStateChanged(.connected, watch: 1))
+        return script
+    }
+
+    @Test("a requested switch is make-before-break: the new transport subscribes while the old one delivers")
+    func switchPrepares() {
+        let script = Self.liveOnAppSync()
+        #expect(
+            script.on(.switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1)) == [
+                .beginOverlap(switch: 4, upstream: .role, old: Self.run(.role, 1), from: Self.appsync, to: Self.graphql),
+                Self.start(.role, 5, on: Self.graphql, .held(switch: 4)),
+                .beginOverlap(switch: 4, upstream: .revoke, old: Self.run(.revoke, 3), from: Self.appsync, to: Self.graphql),
+                Self.start(.revoke, 6, on: Self.graphql, .held(switch: 4)),
+                .armTimer(.switchTimeout, token: 7, after: .seconds(15)),
+            ])
+        #expect(script.machine.active == Self.appsync)
+        #expect(script.on(.upstreamLive(Self.run(.role, 5))) == [], "one of two live: the old transport still delivers")
+        // Both live: the old transport goes on delivering a little longer, for what is still on its way over its link.
+        #expect(
+            script.on(.upstreamLive(Self.run(.revoke, 6)), after: 1) == [
+                .cancelTimer(.switchTimeout), .armTimer(.switchSettle, token: 8, after: .milliseconds(500)),
+            ])
+        #expect(script.machine.active == Self.appsync)
+        #expect(
+            script.on(.timerFired(.switchSettle, token: 8), after: 0.5) == [
+                .cutOver(switch: 4), .stopUpstream(Self.run(.role, 1)), .stopUpstream(Self.run(.revoke, 3)), .stopFollowingStates,
+                .metric(.connected(seconds: 1.5, transport: "appsync")), .activate(Self.graphql), .followStates(transport: 1, watch: 3),
+                .publishState(.connecting), Self.networkTimer(9), .armTimer(.overlapEnd, token: 10, after: .seconds(2)),
+                .disconnect(transport: 0, token: 11),
+            ])
+        #expect(script.machine.active == Self.graphql)
+        let cutOver = Self.start.addingTimeInterval(1.5)
+        #expect(
+            script.on(.disconnected(token: 11), after: 0.5) == [
+                .metric(.transportSwitch(from: "appsync", to: "graphql")),
+                .log(
+                    Machine.LogEntry.info(
+                        "switched transport", ["from": "appsync", "to": "graphql", "gap": "\(GapWindow(start: cutOver, end: cutOver))"])),
+                .emit(.transportSwitched(from: "appsync", to: "graphql", gap: GapWindow(start: cutOver, end: cutOver), reason: .requested)),
+                .forgetTransport(0), .completeOperation(1),
+            ])
+        #expect(script.on(.timerFired(.overlapEnd, token: 10), after: 1.5) == [.endOverlap(switch: 4)])
+    }
+
+    @Test("failover and failback keep the gap rule's window: from the margin before the start to the end")
+    func unplannedSwitchWindow() {
+        for reason in [TransportSwitchReason.failover("down"), .failback] {
+            let script = Self.liveOnAppSync()
+            script.given(
+                .switchRequested(target: Self.graphql, reason: reason, onlyFromOtherDialect: false, operation: 1),
+                .upstreamLive(Self.run(.role, 5)))
+            script.on(.upstreamLive(Self.run(.revoke, 6)), after: 2)
+            script.on(.timerFired(.switchSettle, token: 8), after: 0.5)
+            let actions = script.on(.disconnected(token: 11), after: 1)
+            let gap = GapWindow(start: Self.start.addingTimeInterval(-2), end: Self.start.addingTimeInterval(3.5))
+            #expect(actions.contains(.emit(.transportSwitched(from: "appsync", to: "graphql", gap: gap, reason: reason))))
+        }
+    }
+
+    @Test("a requested switch whose old transport was not live throughout reports the honest window")
+    func requestedSwitchOverABrokenTransport() {
+        // The old transport reconnects during the overlap.
+        let script = Self.liveOnAppSync()
+        script.given(.switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1))
+        script.given(.transportStateChanged(.reconnecting(attempt: 1, delay: .seconds(1)), watch: 1))
+        script.given(.upstreamLive(Self.run(.role, 5)))
+        script.on(.upstreamLive(Self.run(.revoke, 6)), after: 1)
+        script.on(.timerFired(.switchSettle, token: 9))
+        let gap = GapWindow(start: Self.start.addingTimeInterval(-2), end: Self.start.addingTimeInterval(1))
+        #expect(
+            script.on(.disconnected(token: 11)).contains(
+                .emit(.transportSwitched(from: "appsync", to: "graphql", gap: gap, reason: .requested))))
+
+        // An old subscription that never got live.
+        let notLive = Script()
+        notLive.given(
+            .observed(.role), .switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1))
+        notLive.on(.upstreamLive(Self.run(.role, 4)), after: 1)
+        notLive.on(.timerFired(.switchSettle, token: 6))
+        let window = GapWindow(start: Self.start.addingTimeInterval(-2), end: Self.start.addingTimeInterval(1))
+        #expect(
+            notLive.on(.disconnected(token: 8)).contains(
+                .emit(.transportSwitched(from: "appsync", to: "graphql", gap: window, reason: .requested))))
+    }
+
+    @Test("a switch whose new transport is not live in time is abandoned: the old transport stays and delivers")
+    func switchTimeout() {
+        let script = Self.liveOnAppSync()
+        script.given(.switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1))
+        #expect(
+            script.on(.timerFired(.switchTimeout, token: 7), after: 15) == [
+                .stopUpstream(Self.run(.role, 5)), .stopUpstream(Self.run(.revoke, 6)), .endOverlap(switch: 4),
+                .log(
+                    Machine.LogEntry.warning(
+                        "transport switch abandoned", ["to": "graphql", "error": "\(RealtimeError.connectionTimedOut(.seconds(15)))"])),
+                .disconnect(transport: 1, token: 8),
+            ])
+        #expect(script.on(.upstreamLive(Self.run(.role, 5))) == [], "a late confirmation of an abandoned run")
+        #expect(
+            script.on(.disconnected(token: 8)) == [.forgetTransport(1), .failOperation(1, .connectionTimedOut(.seconds(15)))])
+        #expect(script.machine.active == Self.appsync)
+        #expect(script.machine.runs.keys.sorted { $0.rawValue < $1.rawValue } == [.revoke, .role])
+    }
+
+    @Test("a subscription failing on the new transport abandons the switch with its error")
+    func switchFailure() {
+        let script = Self.liveOnAppSync()
+        script.given(.switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1))
+        let error = RealtimeError.graphQLErrors("[]")
+        let actions = script.on(.upstreamEnded(Self.run(.revoke, 6), error))
+        #expect(actions.first == .cancelTimer(.switchTimeout))
+        #expect(actions.last == .disconnect(transport: 1, token: 8))
+        #expect(script.on(.disconnected(token: 8)) == [.forgetTransport(1), .failOperation(1, error)])
+    }
+
+    @Test("a switch to the dialect already active, asked for by kind, does nothing")
+    func switchToTheSameKind() {
+        let script = Self.liveOnAppSync()
+        #expect(
+            script.on(.switchRequested(target: Self.appsyncAgain, reason: .requested, onlyFromOtherDialect: true, operation: 1)) == [
+                .forgetTransport(2), .completeOperation(1),
+            ])
+    }
+
+    @Test("an update during a switch waits; it then uses the new identity on the new transport")
+    func updateDuringSwitch() {
+        let script = Self.liveOnAppSync()
+        script.given(.switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1))
+        #expect(script.on(.updateRequested(Self.user2, operation: 2)) == [])
+        #expect(script.machine.identity == Self.user1)
+        script.given(.upstreamLive(Self.run(.role, 5)), .upstreamLive(Self.run(.revoke, 6)), .timerFired(.switchSettle, token: 8))
+        let actions = script.on(.disconnected(token: 11))
+        #expect(
+            Array(actions.suffix(7)) == [
+                .cancelTimer(.overlapEnd), .endOverlap(switch: 4), .stopUpstream(Self.run(.role, 5)), .stopUpstream(Self.run(.revoke, 6)),
+                .publishState(.offline), .cancelTimer(.networkError), .disconnect(transport: 1, token: 12),
+            ])
+        #expect(script.machine.identity == Self.user2)
+        #expect(
+            script.on(.disconnected(token: 12)) == [
+                .completeOperation(2), Self.start(.role, 13, on: Self.graphql, as: Self.user2),
+                Self.start(.revoke, 14, on: Self.graphql, as: Self.user2), .publishState(.connecting), Self.networkTimer(15),
+            ])
+    }
+
+    @Test("an observer arriving during a switch starts on the new transport when the switch ends")
+    func observerDuringSwitch() {
+        let script = Self.liveOnAppSync()
+        script.given(.switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1))
+        #expect(script.on(.observed(.organization)) == [])
+        script.given(.upstreamLive(Self.run(.role, 5)), .upstreamLive(Self.run(.revoke, 6)), .timerFired(.switchSettle, token: 8))
+        let actions = script.on(.disconnected(token: 11))
+        let started = Self.start(.organization, 12, on: Self.graphql)
+        #expect(actions.contains(started))
+        #expect(actions.firstIndex(of: .completeOperation(1))! < actions.firstIndex(of: started)!)
+    }
+
+    @Test("the last observer leaving during a switch stops both runs; the switch cuts over when the rest is live")
+    func unobservedDuringSwitch() {
+        let script = Self.liveOnAppSync()
+        script.given(.switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1))
+        script.given(.upstreamLive(Self.run(.role, 5)))
+        #expect(
+            script.on(.unobserved(.revoke)) == [
+                .stopUpstream(Self.run(.revoke, 3)), .stopUpstream(Self.run(.revoke, 6)), .cancelTimer(.switchTimeout),
+                .armTimer(.switchSettle, token: 8, after: .milliseconds(500)),
+            ])
+        #expect(script.on(.timerFired(.switchSettle, token: 8)).first == .cutOver(switch: 4))
+        #expect(script.machine.active == Self.graphql)
+        #expect(Array(script.machine.runs.keys) == [.role])
+    }
+
+    @Test("the session ending during a switch abandons it; sessionExpired once")
+    func sessionEndsDuringSwitch() {
+        let script = Self.liveOnAppSync()
+        script.given(.switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1))
+        let actions = script.on(.upstreamEnded(Self.run(.role, 1), .sessionExpired("x")))
+        #expect(actions.filter { $0 == .emit(.sessionExpired) }.count == 1)
+        #expect(actions.contains(.disconnect(transport: 1, token: 8)))
+        #expect(script.on(.disconnected(token: 8)) == [.forgetTransport(1), .failOperation(1, .sessionExpired("x"))])
+        #expect(script.machine.runs.isEmpty)
+    }
+
+    @Test("a switch starting while the last one still de-duplicates ends that overlap first")
+    func switchEndsTheLastOverlap() {
+        let script = Self.liveOnAppSync()
+        script.given(
+            .switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1),
+            .upstreamLive(Self.run(.role, 5)), .upstreamLive(Self.run(.revoke, 6)), .timerFired(.switchSettle, token: 8),
+            .disconnected(token: 11))
+        let actions = script.on(.switchRequested(target: Self.appsyncAgain, reason: .requested, onlyFromOtherDialect: false, operation: 2))
+        #expect(Array(actions.prefix(2)) == [.cancelTimer(.overlapEnd), .endOverlap(switch: 4)])
+    }
+
+    // MARK: Shutdown
+
+    @Test("shutdown stops everything, answers every waiting operation and disconnects; afterwards operations return at once")
+    func shutdown() {
+        let script = Self.liveOnAppSync()
+        script.given(
+            .enteredBackground, .switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1),
+            .updateRequested(Self.user2, operation: 2))
+        #expect(
+            script.on(.shutdown) == [
+                .cancelTimer(.backgroundGrace), .cancelTimer(.switchTimeout), .stopUpstream(Self.run(.role, 1)),
+                .stopUpstream(Self.run(.revoke, 3)), .stopFollowingStates, .stopUpstream(Self.run(.role, 6)),
+                .stopUpstream(Self.run(.revoke, 7)), .disconnect(transport: 1, token: 9), .failOperation(1, .disconnected),
+                .completeOperation(2), .disconnect(transport: 0, token: 10), .publishState(.offline),
+            ])
+        #expect(script.on(.updateRequested(Self.user1, operation: 3)) == [.completeOperation(3)])
+        #expect(script.on(.observed(.organization)) == [])
+        #expect(
+            script.on(.switchRequested(target: Self.appsyncAgain, reason: .requested, onlyFromOtherDialect: false, operation: 4)) == [
+                .forgetTransport(2), .failOperation(4, .disconnected),
+            ])
+    }
+}
