@@ -20,6 +20,8 @@ final class ScriptedNIOWebSocketServer: Sendable {
         var silentUpgrade = false
         /// Whether the server answers the client's close frame (and then closes the TCP connection).
         var answersClose = true
+        /// Whether the server answers the client's pings with pongs.
+        var answersPings = true
         /// The largest frame the server accepts.
         var maxFrameSize = 4 * 1024 * 1024
     }
@@ -35,6 +37,7 @@ final class ScriptedNIOWebSocketServer: Sendable {
         var texts: [String] = []
         var binaries: [[UInt8]] = []
         var pongs: [[UInt8]] = []
+        var pings: [[UInt8]] = []
         var clientCloses: [ClientClose] = []
         var client: (any Channel)?
         var accepted: [any Channel] = []
@@ -76,7 +79,7 @@ final class ScriptedNIOWebSocketServer: Sendable {
                 state.withLock { $0.client = channel }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        ServerFrameHandler(state: state, answersClose: options.answersClose)
+                        ServerFrameHandler(state: state, answersClose: options.answersClose, answersPings: options.answersPings)
                     )
                 }
             }
@@ -138,6 +141,14 @@ final class ScriptedNIOWebSocketServer: Sendable {
     /// Waits until the client has sent `count` text messages and returns them.
     func waitForTexts(_ count: Int) async throws -> [String] {
         try await poll("\(count) text messages") { $0.texts.count >= count ? $0.texts : nil }
+    }
+
+    /// The payload of every ping the client sent.
+    var receivedPings: [[UInt8]] { state.withLock { $0.pings } }
+
+    /// Waits until the client has sent `count` pings.
+    func waitForPings(_ count: Int) async throws -> [[UInt8]] {
+        try await poll("\(count) ping(s)") { $0.pings.count >= count ? $0.pings : nil }
     }
 
     /// Waits for the client's first pong.
@@ -226,11 +237,13 @@ private final class ServerFrameHandler: ChannelInboundHandler {
 
     private let state: Locked<ScriptedNIOWebSocketServer.State>
     private let answersClose: Bool
+    private let answersPings: Bool
     private var fragments: (opcode: WebSocketOpcode, bytes: [UInt8])?
 
-    init(state: Locked<ScriptedNIOWebSocketServer.State>, answersClose: Bool) {
+    init(state: Locked<ScriptedNIOWebSocketServer.State>, answersClose: Bool, answersPings: Bool) {
         self.state = state
         self.answersClose = answersClose
+        self.answersPings = answersPings
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -244,6 +257,8 @@ private final class ServerFrameHandler: ChannelInboundHandler {
             fragments?.bytes += payload
             if frame.fin { completeMessage() }
         case .ping:
+            state.withLock { $0.pings.append(payload) }
+            guard answersPings else { break }
             let pong = WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)
             context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
         case .pong:
