@@ -34,6 +34,7 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
     private struct State {
         var subscriptions: [Subscription] = []
         var disconnects = 0
+        var verifications = 0
         var published: [PublishRequest] = []
     }
 
@@ -90,6 +91,14 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
         }
         for subscription in open { subscription.continuation.finish() }
     }
+
+    /// Counts the call (a real transport probes its links).
+    public func verifyConnection() async {
+        state.withLock { $0.verifications += 1 }
+    }
+
+    /// How often `verifyConnection()` was called.
+    public var verifyConnectionCount: Int { state.withLock { $0.verifications } }
 
     /// A stream of states the test sets with ``setState(_:)``.
     public func connectionStates() async -> AsyncStream<ConnectionState> { states.makeStream() }

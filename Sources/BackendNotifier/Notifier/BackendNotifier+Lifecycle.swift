@@ -52,13 +52,17 @@ extension BackendNotifier {
     }
 
     /// The app is in the foreground again: reconnects at once and resubscribes; each stream reports `resumed` with
-    /// the window it was suspended.
+    /// the window it was suspended. A connection kept through a short background stay is checked at once instead
+    /// (``RealtimeTransport/verifyConnection()``: probed, and replaced if it died meanwhile).
     public func enterForeground() async {
         backgroundTask?.cancel()
         backgroundTask = nil
         await gate.acquire()
         defer { finishOperation() }
-        guard let since = suspendedAt else { return }
+        guard let since = suspendedAt else {
+            await transport.verifyConnection()
+            return
+        }
         suspendedAt = nil
         for upstream in Upstream.allCases where hubs.isDemanded(upstream) { resumeGaps[upstream] = since }
         startDemanded()

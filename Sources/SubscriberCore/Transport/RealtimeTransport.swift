@@ -31,6 +31,16 @@ public protocol RealtimeTransport: Sendable {
 
     /// A new stream of connection states. It starts with the current state; many observers may listen at once.
     func connectionStates() async -> AsyncStream<ConnectionState>
+
+    /// Checks at once that the connection still works: every open link is probed (a WebSocket ping with the short
+    /// probe timeout) and replaced if it does not answer; a transport waiting to reconnect reconnects now. Call it
+    /// when the app returns to the foreground. Transports without links do nothing.
+    func verifyConnection() async
+}
+
+extension RealtimeTransport {
+    /// The default does nothing.
+    public func verifyConnection() async {}
 }
 
 /// The subscription vocabulary a transport speaks.
