@@ -156,6 +156,13 @@ struct LinkStateMachineTests {
                 .probe(5, timeout: 3, changes: true), .due(5, [.sendPing]), .due(8, [.pingsIgnored]), .next(300),
             ]),
         LivenessScript(
+            name: "an unsolicited pong is a sign of life but no answer: the link still learns from its pings",
+            settings: LivenessSettings(quietPeriod: nil),
+            steps: [
+                .ack(0, graphQL, pingNow: false), .pong(5), .answers(.unknown),
+                .probe(6, timeout: 3, changes: true), .due(6, [.sendPing]), .due(9, [.pingsIgnored]),
+            ]),
+        LivenessScript(
             name: "quietPeriod nil on GraphQL: nothing is due at all",
             settings: LivenessSettings(quietPeriod: nil),
             steps: [.ack(0, graphQL, pingNow: false), .next(nil)]),

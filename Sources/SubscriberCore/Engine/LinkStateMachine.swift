@@ -110,12 +110,14 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
         if outstanding?.kind == .protocolPing { outstanding = nil }
     }
 
-    /// A WebSocket pong arrived (on the connection's own thread; it does not wake the link's tasks). The link answers
-    /// pings from now on, unless it already fell back to the protocol's check (a late pong does not undo that: a
-    /// server that answers later than the pong timeout must not make the link flap).
+    /// A WebSocket pong arrived (on the connection's own thread; it does not wake the link's tasks). It is a sign of
+    /// life either way; while a ping is out it answers it, and the link answers pings from now on — unless it already
+    /// fell back to the protocol's check (a late pong does not undo that: a server that answers later than the pong
+    /// timeout must not make the link flap). An unsolicited pong teaches nothing about pings.
     package mutating func pongReceived(at now: Instant) {
         lastPong = now
-        if outstanding?.kind == .webSocket { outstanding = nil }
+        guard outstanding?.kind == .webSocket else { return }
+        outstanding = nil
         if pingAnswers == .unknown { pingAnswers = .answered }
     }
 
