@@ -207,7 +207,9 @@ struct LinkStateMachineTests {
                 let due = machine.deadlineReached(at: at(time))
                 #expect(due == actions, "\(where_)")
                 // Whatever was due is done: the timer never spins on a deadline it cannot act on.
-                #expect(machine.nextDeadline.map { $0 > at(time) } ?? true, "\(where_): next deadline \(String(describing: machine.nextDeadline))")
+                #expect(
+                    machine.nextDeadline.map { $0 > at(time) } ?? true,
+                    "\(where_): next deadline \(String(describing: machine.nextDeadline))")
             case .next(let time):
                 #expect(machine.nextDeadline == time.map(at), "\(where_)")
             case .answers(let answers):
