@@ -251,7 +251,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                 return next
             }
             guard let deadline else { return }
-            do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
+            do { try await clock.sleep(until: deadline, tolerance: Self.tolerance(for: clock.now.duration(to: deadline))) } catch { return }
             let now = clock.now
             let actions = machine.withLock { machine in
                 machine.timerArm = .awake
@@ -279,6 +279,12 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                 }
             }
         }
+    }
+
+    /// How late the timer may wake: a tenth of the sleep, at most a second. Liveness deadlines are tens of seconds, so
+    /// a second late changes nothing, and it lets the system fold the wake into one it makes anyway.
+    static func tolerance(for sleep: Duration) -> Duration {
+        min(max(sleep / 10, .zero), .seconds(1))
     }
 
     /// The writer: after every wake, sends what the driver has pending.
