@@ -161,6 +161,18 @@ let package = Package(
             path: "Benchmarks/RealtimeBench",
             swiftSettings: strictSettings
         ),
+        // Issue 19's lifecycle figures (detection and recovery after each lifecycle event) and the bare process of the
+        // idle wake-up measurement.
+        .executableTarget(
+            name: "LifecycleBench",
+            dependencies: [
+                "WebSocketNIO", "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "LocalBackend", "RealtimeTesting",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/Lifecycle",
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "VortexRealtimeCLI",
             dependencies: [

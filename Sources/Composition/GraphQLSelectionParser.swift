@@ -73,7 +73,8 @@ package struct GraphQLSelectionParser {
 
     /// The subscription `operationName` (or the document's only operation when `nil`): its root selection and its
     /// variable definitions.
-    package static func subscriptionOperation(in document: String, operationName: String? = nil) throws(Failure) -> GraphQLOperationReading {
+    package static func subscriptionOperation(in document: String, operationName: String? = nil) throws(Failure) -> GraphQLOperationReading
+    {
         let tokens: [GraphQLToken]
         do { tokens = try GraphQLToken.tokenize(document) } catch { throw Failure(error.description) }
         var parser = GraphQLSelectionParser(tokens: tokens)

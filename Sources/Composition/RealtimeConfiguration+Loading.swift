@@ -42,14 +42,23 @@ extension RealtimeConfiguration {
         }
         let known = Set(CodingKeys.allCases.map(\.rawValue))
         let unknown = object.keys.filter { !known.contains($0) }.sorted()
-        guard unknown.isEmpty else { throw ConfigurationError(unknown.map { "\(source): unknown key \"\($0)\"" }) }
+        guard unknown.isEmpty else {
+            throw ConfigurationError(
+                unknown.map { key in
+                    Self.renamedKeys[key].map { "\(source): \"\(key)\" was replaced by \"\($0)\" (for both transports)" }
+                        ?? "\(source): unknown key \"\(key)\""
+                })
+        }
         // Merge over the current values so absent keys keep them, then decode the whole.
         var merged = (try? JSONSerialization.jsonObject(with: JSONEncoder().encode(self))) as? [String: Any] ?? [:]
+        let nestedKeys: [String: Set<String>] = [
+            "failover": Set(FailoverConfiguration.CodingKeys.allCases.map(\.rawValue)),
+            "liveness": Set(LivenessConfiguration.CodingKeys.allCases.map(\.rawValue)),
+        ]
         for (key, value) in object {
-            if key == "failover", let nested = value as? [String: Any], var current = merged[key] as? [String: Any] {
-                let knownFailover = Set(FailoverConfiguration.CodingKeys.allCases.map(\.rawValue))
-                if let bad = nested.keys.first(where: { !knownFailover.contains($0) }) {
-                    throw ConfigurationError(["\(source): unknown key \"failover.\(bad)\""])
+            if let knownNested = nestedKeys[key], let nested = value as? [String: Any], var current = merged[key] as? [String: Any] {
+                if let bad = nested.keys.sorted().first(where: { !knownNested.contains($0) }) {
+                    throw ConfigurationError(["\(source): unknown key \"\(key).\(bad)\""])
                 }
                 current.merge(nested) { $1 }
                 merged[key] = current
@@ -77,6 +86,12 @@ extension RealtimeConfiguration {
         }
         return decoded
     }
+
+    /// Keys of earlier versions and what replaced them: named in the error, so a renamed key is not a mystery.
+    static let renamedKeys = [
+        "graphQLPingIntervalSeconds": "liveness.quietPeriodSeconds",
+        "graphQLPongTimeoutSeconds": "liveness.pongTimeoutSeconds",
+    ]
 
     /// Applies `VORTEX_REALTIME_*` variables.
     public func applyingEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> RealtimeConfiguration {
@@ -116,10 +131,22 @@ extension RealtimeConfiguration {
         if let seconds = number("VORTEX_REALTIME_MAX_CONNECTION_DURATION") {
             configuration.maxConnectionDurationSeconds = seconds == 0 ? nil : seconds
         }
-        if let seconds = number("VORTEX_REALTIME_GRAPHQL_PING_INTERVAL") {
-            configuration.graphQLPingIntervalSeconds = seconds == 0 ? nil : seconds
+        for (old, new) in [
+            ("VORTEX_REALTIME_GRAPHQL_PING_INTERVAL", "VORTEX_REALTIME_QUIET_PERIOD"),
+            ("VORTEX_REALTIME_GRAPHQL_PONG_TIMEOUT", "VORTEX_REALTIME_PONG_TIMEOUT"),
+        ] where value(old) != nil {
+            problems.append("\(old): replaced by \(new) (for both transports)")
         }
-        if let seconds = number("VORTEX_REALTIME_GRAPHQL_PONG_TIMEOUT") { configuration.graphQLPongTimeoutSeconds = seconds }
+        if let seconds = number("VORTEX_REALTIME_QUIET_PERIOD") { configuration.liveness.quietPeriodSeconds = seconds == 0 ? nil : seconds }
+        if let seconds = number("VORTEX_REALTIME_PONG_TIMEOUT") { configuration.liveness.pongTimeoutSeconds = seconds }
+        if let seconds = number("VORTEX_REALTIME_PROBE_TIMEOUT") { configuration.liveness.probeTimeoutSeconds = seconds }
+        if let text = value("VORTEX_REALTIME_WEBSOCKET_PINGS") {
+            switch text.lowercased() {
+            case "on", "true", "1": configuration.liveness.webSocketPings = true
+            case "off", "false", "0": configuration.liveness.webSocketPings = false
+            default: problems.append("VORTEX_REALTIME_WEBSOCKET_PINGS=\(text): expected on or off")
+            }
+        }
         if let limit = number("VORTEX_REALTIME_BUFFER_LIMIT") { configuration.bufferLimit = Int(limit) }
         if let text = value("VORTEX_REALTIME_BUFFER_OVERFLOW") {
             if let overflow = ObserverBufferPolicy.Overflow(rawValue: text) {
@@ -182,14 +209,16 @@ extension RealtimeConfiguration {
         if authMode == .session && apiKey != nil {
             problems.append("apiKey: given, but authMode is session (set authMode to apiKey or remove the key)")
         }
-        if ReconnectPolicy(parsing: reconnect) == nil {
-            problems.append("reconnect: \"\(reconnect)\" is not fixed:SECONDS or exponential:BASE:MAX")
-        }
+        do { _ = try reconnectPolicy } catch { problems += error.problems }
         if ackTimeoutSeconds <= 0 { problems.append("ackTimeoutSeconds: must be positive") }
-        if let ping = graphQLPingIntervalSeconds, ping <= 0 {
-            problems.append("graphQLPingIntervalSeconds: must be positive (or null for none)")
+        // A day at most, as for every other duration: the conversion to milliseconds cannot overflow.
+        func checkSeconds(_ value: Double?, _ key: String, allowNil: String = "") {
+            guard let value else { return }
+            if !(value > 0 && value <= 86_400) { problems.append("\(key): must be above 0 and at most 86400\(allowNil)") }
         }
-        if graphQLPongTimeoutSeconds <= 0 { problems.append("graphQLPongTimeoutSeconds: must be positive") }
+        checkSeconds(liveness.quietPeriodSeconds, "liveness.quietPeriodSeconds", allowNil: " (or null: never ping)")
+        checkSeconds(liveness.pongTimeoutSeconds, "liveness.pongTimeoutSeconds")
+        checkSeconds(liveness.probeTimeoutSeconds, "liveness.probeTimeoutSeconds")
         if let duration = maxConnectionDurationSeconds, duration < 60 { problems.append("maxConnectionDurationSeconds: at least 60") }
         if bufferLimit < 1 { problems.append("bufferLimit: at least 1") }
         if switchTimeoutSeconds <= 0 { problems.append("switchTimeoutSeconds: must be positive") }

@@ -36,18 +36,15 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
     public var authMode: AuthMode = .session
     /// The API key when ``authMode`` is `apiKey`. Env `VORTEX_REALTIME_API_KEY`.
     public var apiKey: String?
-    /// Reconnect policy, `fixed:SECONDS` or `exponential:BASE:MAX[:attempts=N]`. Default `fixed:10`. Env `VORTEX_REALTIME_RECONNECT`.
-    public var reconnect = "fixed:10"
+    /// Reconnect policy, `fixed:SECONDS` or `exponential:BASE:MAX[:jitter=J][:attempts=N]`. Default `exponential:1:10`
+    /// (full jitter: the first attempt within a second, then up to 2, 4, 8 and 10 s). Env `VORTEX_REALTIME_RECONNECT`.
+    public var reconnect = "exponential:1:10"
     /// Seconds to wait for the protocol's connection acknowledgement. Default 15. Env `VORTEX_REALTIME_ACK_TIMEOUT`.
     public var ackTimeoutSeconds: Double = 15
     /// AppSync: rotate connections before this many seconds; `nil` never. Default 86400. Env `VORTEX_REALTIME_MAX_CONNECTION_DURATION`.
     public var maxConnectionDurationSeconds: Double? = 86_400
-    /// GraphQL: ping after this many seconds of silence; `nil` (JSON `null`, env `0`) sends none. Default 15.
-    /// Env `VORTEX_REALTIME_GRAPHQL_PING_INTERVAL`.
-    public var graphQLPingIntervalSeconds: Double? = 15
-    /// GraphQL: the link counts as dead when nothing arrives this many seconds after a ping. Default 10.
-    /// Env `VORTEX_REALTIME_GRAPHQL_PONG_TIMEOUT`.
-    public var graphQLPongTimeoutSeconds: Double = 10
+    /// How links prove they are alive, on both transports: pings after a quiet period, pong and probe timeouts.
+    public var liveness = LivenessConfiguration()
     /// Events buffered per subscription along the whole path: each transport subscription's buffer and each notifier
     /// observer's buffer. Set it at or above the largest burst the app must receive complete. A consumer takes its
     /// whole queue at once, so up to twice this many events may be held per stream. Default 1024.
@@ -78,8 +75,7 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case transport, appSyncEndpoint, graphQLEndpoint, authMode, apiKey, reconnect, ackTimeoutSeconds
-        case maxConnectionDurationSeconds, graphQLPingIntervalSeconds, graphQLPongTimeoutSeconds, bufferLimit, bufferOverflow,
-            backgroundGraceSeconds
+        case maxConnectionDurationSeconds, liveness, bufferLimit, bufferOverflow, backgroundGraceSeconds
         case switchTimeoutSeconds, networkErrorAfterSeconds, graphQLOperations, failover
         case graphQLConnectionPayload
     }
@@ -121,10 +117,45 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
         }
     }
 
+    /// Liveness settings (both transports share them: ``SubscriberCore/LivenessSettings``).
+    public struct LivenessConfiguration: Sendable, Equatable, Codable {
+        /// Ping a link after this many seconds without any inbound frame; `nil` (JSON `null`, env `0`) never pings.
+        /// Default 30. Env `VORTEX_REALTIME_QUIET_PERIOD`.
+        public var quietPeriodSeconds: Double? = 30
+        /// A ping's pong may take this many seconds before the link counts as dead. Default 10.
+        /// Env `VORTEX_REALTIME_PONG_TIMEOUT`.
+        public var pongTimeoutSeconds: Double = 10
+        /// A probe's pong (network interface change, `verifyConnection()` on foregrounding) may take this many
+        /// seconds. Default 3. Env `VORTEX_REALTIME_PROBE_TIMEOUT`.
+        public var probeTimeoutSeconds: Double = 3
+        /// Whether links use WebSocket pings (`false`: the protocol's own check only). Default `true`.
+        /// Env `VORTEX_REALTIME_WEBSOCKET_PINGS` (`on`/`off`).
+        public var webSocketPings = true
+        /// Creates the defaults.
+        public init() {}
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case quietPeriodSeconds, pongTimeoutSeconds, probeTimeoutSeconds, webSocketPings
+        }
+
+        /// The transports' settings.
+        public var settings: LivenessSettings {
+            LivenessSettings(
+                quietPeriod: quietPeriodSeconds.map { .milliseconds(Int64(($0 * 1000).rounded())) },
+                pongTimeout: .milliseconds(Int64((pongTimeoutSeconds * 1000).rounded())),
+                probeTimeout: .milliseconds(Int64((probeTimeoutSeconds * 1000).rounded())), webSocketPings: webSocketPings)
+        }
+    }
+
     // MARK: Derived values
 
-    /// The parsed reconnect policy (validated by ``validate()``).
-    public var reconnectPolicy: ReconnectPolicy { ReconnectPolicy(parsing: reconnect) ?? .default }
+    /// The parsed reconnect policy; a malformed ``reconnect`` is an error that says what is wrong (never a silent
+    /// fallback to the default).
+    public var reconnectPolicy: ReconnectPolicy {
+        get throws(ConfigurationError) {
+            do { return try ReconnectPolicy(validating: reconnect) } catch { throw ConfigurationError(["reconnect: \(error)"]) }
+        }
+    }
 
     /// The notifier's configuration.
     public var notifierConfiguration: NotifierConfiguration {

@@ -32,6 +32,10 @@ public actor RealtimeStack {
     let scope = TaskScope()
 
     /// Builds the stack. Throws ``ConfigurationError`` for an invalid configuration.
+    ///
+    /// `networkPathMonitor` reports the device's network path to every transport the stack makes: the platform's by
+    /// default (`NWPathMonitor` on Apple platforms; none on Linux, where an app may pass a
+    /// `DrivenNetworkPathMonitor` it updates itself).
     public init(
         configuration: RealtimeConfiguration,
         auth: any AuthSession,
@@ -42,11 +46,13 @@ public actor RealtimeStack {
         clock: any Clock<Duration> = ContinuousClock(),
         wallClock: WallClock = .system,
         logger: Logger = Logger(label: "vortex.realtime"),
-        metricsFactory: any MetricsFactory = MetricsSystem.factory
+        metricsFactory: any MetricsFactory = MetricsSystem.factory,
+        networkPathMonitor: (any NetworkPathMonitor)? = TransportFactory.platformPathMonitor()
     ) throws {
         try configuration.validate()
         let factory = TransportFactory(
-            configuration: configuration, auth: auth, connector: connector, clock: clock, wallClock: wallClock, logger: logger)
+            configuration: configuration, auth: auth, connector: connector, clock: clock, wallClock: wallClock, logger: logger,
+            networkPathMonitor: networkPathMonitor)
         let transport = try factory.make(configuration.transport)
         self.configuration = configuration
         self.factory = factory

@@ -21,11 +21,15 @@ public struct TransportFactory: Sendable {
     public let wallClock: WallClock
     /// The transports' logger.
     public let logger: Logger
+    /// The device's network path, shared by every transport made here (each listens on its own stream); `nil`: none.
+    public let networkPathMonitor: (any NetworkPathMonitor)?
 
-    /// Creates a factory.
+    /// Creates a factory. `networkPathMonitor` defaults to none; ``RealtimeStack`` passes the platform's
+    /// (``TransportFactory/platformPathMonitor()``).
     public init(
         configuration: RealtimeConfiguration, auth: any AuthSession, connector: any WebSocketConnector = TransportFactory.platformConnector,
-        clock: any Clock<Duration> = ContinuousClock(), wallClock: WallClock = .system, logger: Logger = Logger(label: "vortex.realtime")
+        clock: any Clock<Duration> = ContinuousClock(), wallClock: WallClock = .system, logger: Logger = Logger(label: "vortex.realtime"),
+        networkPathMonitor: (any NetworkPathMonitor)? = nil
     ) {
         self.configuration = configuration
         self.auth = auth
@@ -33,6 +37,7 @@ public struct TransportFactory: Sendable {
         self.clock = clock
         self.wallClock = wallClock
         self.logger = logger
+        self.networkPathMonitor = networkPathMonitor
     }
 
     /// A new, unconnected transport of `kind`.
@@ -45,14 +50,14 @@ public struct TransportFactory: Sendable {
                 throw ConfigurationError(["graphQLEndpoint: required for transport graphql"])
             }
             var settings = try GraphQLTransportConfiguration(text)
-            settings.reconnectPolicy = configuration.reconnectPolicy
+            settings.reconnectPolicy = try configuration.reconnectPolicy
             settings.ackTimeout = .seconds(configuration.ackTimeoutSeconds)
-            settings.pingInterval = configuration.graphQLPingIntervalSeconds.map { .seconds($0) }
-            settings.pongTimeout = .seconds(configuration.graphQLPongTimeoutSeconds)
+            settings.liveness = configuration.liveness.settings
             settings.subscriptionBufferLimit = configuration.bufferLimit
             settings.connectionPayload = try configuration.connectionPayloadBuilder(logger: logger)
             return GraphQLTransport(
-                configuration: settings, auth: auth, connector: connector, clock: clock, wallClock: wallClock, logger: logger)
+                configuration: settings, auth: auth, connector: connector, pathMonitor: networkPathMonitor, clock: clock,
+                wallClock: wallClock, logger: logger)
         }
     }
 }
@@ -65,15 +70,17 @@ extension TransportFactory {
             throw ConfigurationError(["appSyncEndpoint: required for transport appsync"])
         }
         var settings = AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(text))
-        settings.reconnectPolicy = configuration.reconnectPolicy
+        settings.reconnectPolicy = try configuration.reconnectPolicy
         settings.ackTimeout = .seconds(configuration.ackTimeoutSeconds)
+        settings.liveness = configuration.liveness.settings
         settings.maxConnectionDuration = configuration.maxConnectionDurationSeconds.map { .seconds($0) }
         settings.subscriptionBufferLimit = configuration.bufferLimit
         adjust(&settings)
         let session: any AuthSession =
             configuration.authMode == .apiKey ? APIKeyAuthSession(signedIn: auth, apiKey: configuration.apiKey ?? "") : auth
         return AppSyncEventsTransport(
-            configuration: settings, auth: session, connector: connector, clock: clock, wallClock: wallClock, logger: logger)
+            configuration: settings, auth: session, connector: connector, pathMonitor: networkPathMonitor, clock: clock,
+            wallClock: wallClock, logger: logger)
     }
 }
 

@@ -20,9 +20,8 @@ struct GraphQLLinkDriver: LinkDriver {
             }
             switch type {
             case "connection_ack":
-                let configuration = state.configuration
-                guard let interval = configuration.pingInterval else { return .acknowledged(.none) }
-                return .acknowledged(.clientPing(interval: interval, timeout: configuration.pongTimeout))
+                // The fallback where the server ignores WebSocket pings: the protocol's own `ping`.
+                return .acknowledged(.protocolPing)
             case "ping":
                 return .reply(.text(GraphQLOutboundMessage.pong))
             case "pong":

@@ -3,7 +3,8 @@ import Logging
 import SubscriberCore
 
 /// A graphql-transport-ws client: lazy connect, `connection_init` with credentials fetched anew for every attempt,
-/// ack timeout, client pings with a pong timeout (on by default), the reference client's close-code policy, reconnect
+/// ack timeout, pings after a quiet period with a pong timeout (WebSocket pings, or the protocol's `ping` where the
+/// server ignores those; on by default), the reference client's close-code policy, reconnect
 /// with resubscribe under the same ids, and `resumed(gap:)` after every reconnect — the rollback path, as robust as
 /// the AppSync one.
 ///
@@ -26,17 +27,21 @@ public actor GraphQLTransport: RealtimeTransport {
     let wallClock: WallClock
     let logger: Logger
     let makeID: @Sendable () -> String
+    let pathMonitor: (any NetworkPathMonitor)?
     let states = ConnectionStateBroadcaster()
     private var run: (state: GraphQLState, task: Task<Void, Never>)?
 
     /// Creates a transport. Nothing connects until the first subscribe.
     ///
     /// `connector` defaults to `URLSessionWebSocketConnector` (Apple platforms; on Linux it fails at connect with
-    /// `unsupportedPlatform`: pass `NIOWebSocketConnector()` from `WebSocketNIO`, as Composition does).
+    /// `unsupportedPlatform`: pass `NIOWebSocketConnector()` from `WebSocketNIO`, as Composition does). `pathMonitor`
+    /// reports the device's network path (no reconnect attempts without a network, an immediate one when it returns,
+    /// a probe of the link when the interface changes); `nil` (the default): none. Composition passes the platform's.
     public init(
         configuration: GraphQLTransportConfiguration,
         auth: any AuthSession,
         connector: any WebSocketConnector = URLSessionWebSocketConnector(),
+        pathMonitor: (any NetworkPathMonitor)? = nil,
         clock: any Clock<Duration> = ContinuousClock(),
         wallClock: WallClock = .system,
         logger: Logger = Logger(label: "vortex.graphql"),
@@ -49,6 +54,7 @@ public actor GraphQLTransport: RealtimeTransport {
         self.wallClock = wallClock
         self.logger = logger
         self.makeID = makeID
+        self.pathMonitor = pathMonitor
     }
 
     // MARK: RealtimeTransport
@@ -92,6 +98,13 @@ public actor GraphQLTransport: RealtimeTransport {
     /// A new stream of connection states, starting with the current one.
     public func connectionStates() -> AsyncStream<ConnectionState> { states.makeStream() }
 
+    /// Probes the open connection at once (a WebSocket ping, or the protocol's `ping` where the server ignores those,
+    /// with ``LivenessSettings/probeTimeout``) and replaces it if it does not answer; while waiting to reconnect,
+    /// reconnects now. Call it when the app returns to the foreground. Without a connection it does nothing.
+    public func verifyConnection() async {
+        run?.state.requests.yield(.verifyConnection)
+    }
+
     // MARK: The engine
 
     private func running() -> GraphQLState {
@@ -102,7 +115,8 @@ public actor GraphQLTransport: RealtimeTransport {
         // The transport's one task: the supervisor scope, which owns the link. Cancelled and awaited by disconnect().
         let task = clock.startLinkSupervisor(
             policy: configuration.reconnectPolicy, auth: auth, connector: connector, wallClock: wallClock, states: states,
-            logger: logger, ackTimeout: configuration.ackTimeout, rotateAfter: nil, transport: links, requests: requests)
+            logger: logger, ackTimeout: configuration.ackTimeout, rotateAfter: nil, liveness: configuration.liveness,
+            pathMonitor: pathMonitor, transport: links, requests: requests)
         run = (state, task)
         return state
     }

@@ -5,18 +5,17 @@ import SubscriberCore
 public struct GraphQLTransportConfiguration: Sendable {
     /// The `ws://` (loopback only) or `wss://` URL of the GraphQL WebSocket endpoint.
     public let url: URL
-    /// Delays between reconnect attempts. Default: fixed 10 s, unlimited.
+    /// Delays between reconnect attempts. Default: full-jitter exponential backoff from 1 s, capped at 10 s, unlimited
+    /// (``ReconnectPolicy/default``).
     public var reconnectPolicy: ReconnectPolicy = .default
     /// How long the WebSocket upgrade, and then `connection_ack`, may each take; on expiry the link is dropped and
     /// the client retries per policy. Default 15 s.
     public var ackTimeout: Duration = .seconds(15)
-    /// Send `ping` once the link has been silent this long; `nil` sends none. Default 15 s: the documents ask for a
-    /// heartbeat, servers rarely ping on graphql-transport-ws, and a mobile NAT may drop an idle mapping after 30 s.
-    /// A busy link sends no pings (any frame proves it alive).
-    public var pingInterval: Duration? = .seconds(15)
-    /// How long the link may stay silent after a `ping` before it counts as dead and is dropped. Default 10 s, so a
-    /// silent link is replaced within `pingInterval + pongTimeout` (25 s).
-    public var pongTimeout: Duration = .seconds(10)
+    /// Pings after a quiet period, pong and probe timeouts (shared with the AppSync transport). Where the server does
+    /// not answer WebSocket pings, the protocol's `ping` takes over with the same quiet period and pong timeout (any
+    /// frame answers it). A busy link sends no pings. Default: ``LivenessSettings/default`` (30 s, 10 s, 3 s), so a
+    /// silent link is replaced within 40 s of its last frame; `quietPeriod` `nil` sends no pings of either kind.
+    public var liveness = LivenessSettings()
     /// graphql-transport-ws has no subscribe acknowledgement: a subscription counts as live on its first `next`, or
     /// once this window has passed after `subscribe` without an `error`. Default 2 s.
     public var liveConfirmationWindow: Duration = .seconds(2)

@@ -1,16 +1,31 @@
 import Foundation
 import SubscriberCore
 
+/// How a ``ScriptedConnection`` answers the client's WebSocket pings.
+public enum PingAnswering: Sendable, Equatable {
+    /// A pong at once, on the client's thread, for every ping (what real servers do).
+    case automatically
+    /// No pong until the test calls ``ScriptedConnection/answerPings()`` (or ``ScriptedConnection/emitPong()``).
+    case manually
+    /// Never a pong: a server that ignores pings.
+    case never
+    /// The connection cannot send pings at all (``WebSocketConnection/sendPing()`` returns `false`), as a connector
+    /// without ping support.
+    case unsupported
+}
+
 /// A fake WebSocket server behind the seam: it plays the server in unit tests and records what the client sent.
 ///
 /// Each `connect` creates a ``ScriptedConnection``; tests pick connections up in order with ``nextConnection(timeout:)``,
-/// script the server's side (messages, close codes, transport errors, or silence) and read the client's frames.
+/// script the server's side (messages, close codes, transport errors, or silence) and read the client's frames. The
+/// client's WebSocket pings are counted and answered as ``pingAnswering`` says (at once, by default).
 public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
     private struct State {
         var connections: [ScriptedConnection] = []
         var handedOut = 0
         var refusals: [WebSocketSeamError] = []
         var requests: [WebSocketRequest] = []
+        var pingAnswering = PingAnswering.automatically
     }
 
     private let state = Locked(State())
@@ -21,6 +36,12 @@ public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
     /// Makes the next `count` connection attempts fail with `error`.
     public func refuseNextConnections(_ count: Int = 1, with error: WebSocketSeamError = .connectionFailed("refused by the test")) {
         state.withLock { $0.refusals.append(contentsOf: Array(repeating: error, count: count)) }
+    }
+
+    /// How connections accepted from now on answer the client's pings (each connection can change it too).
+    public var pingAnswering: PingAnswering {
+        get { state.withLock { $0.pingAnswering } }
+        set { state.withLock { $0.pingAnswering = newValue } }
     }
 
     /// Every connection request seen, refused ones included.
@@ -37,7 +58,7 @@ public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
         let outcome: Result<ScriptedConnection, WebSocketSeamError> = state.withLock { state in
             state.requests.append(request)
             if !state.refusals.isEmpty { return .failure(state.refusals.removeFirst()) }
-            let connection = ScriptedConnection(request: request)
+            let connection = ScriptedConnection(request: request, pingAnswering: state.pingAnswering)
             state.connections.append(connection)
             return .success(connection)
         }
@@ -71,6 +92,10 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
         var clientClose: WebSocketCloseInfo?
         var subprotocol: String?
         var aborted = false
+        var pingAnswering: PingAnswering
+        var pings = 0
+        var unanswered = 0
+        var pongHandler: (@Sendable () -> Void)?
     }
 
     private enum Inbound: Sendable {
@@ -84,9 +109,9 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
     private let inboundContinuation: AsyncStream<Inbound>.Continuation
     private let iterator: Locked<AsyncStream<Inbound>.AsyncIterator?>
 
-    init(request: WebSocketRequest) {
+    init(request: WebSocketRequest, pingAnswering: PingAnswering = .automatically) {
         self.request = request
-        self.state = Locked(State(subprotocol: request.subprotocols.first))
+        self.state = Locked(State(subprotocol: request.subprotocols.first, pingAnswering: pingAnswering))
         let (inbound, continuation) = AsyncStream<Inbound>.makeStream()
         inboundContinuation = continuation
         iterator = Locked(inbound.makeAsyncIterator())
@@ -131,6 +156,28 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
     /// The client closes: recorded, and the fake answers at once (reading ends).
     public func close(code: UInt16, reason: String) async {
         clientEnded(WebSocketCloseInfo(code: code, reason: reason, initiatedLocally: true), aborted: false)
+    }
+
+    /// The client pings: counted, and answered as ``pingAnswering`` says. After either side closed nothing happens.
+    public func sendPing() -> Bool {
+        let (supported, answerNow) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
+            guard state.pingAnswering != .unsupported else { return (false, nil) }
+            guard state.closed == nil else { return (true, nil) }
+            state.pings += 1
+            switch state.pingAnswering {
+            case .automatically: return (true, state.pongHandler)
+            case .manually: state.unanswered += 1
+            case .never, .unsupported: break
+            }
+            return (true, nil)
+        }
+        answerNow?()
+        return supported
+    }
+
+    /// Records the client's pong handler.
+    public func onPong(_ handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.pongHandler = handler }
     }
 
     /// The client drops the connection without a handshake: recorded (``wasAborted``), and reading ends.
@@ -188,6 +235,38 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
     private func endFromServer(_ info: WebSocketCloseInfo) {
         inboundContinuation.yield(.end(info))
         inboundContinuation.finish()
+    }
+
+    /// How this connection answers the client's pings from now on.
+    public var pingAnswering: PingAnswering {
+        get { state.withLock { $0.pingAnswering } }
+        set { state.withLock { $0.pingAnswering = newValue } }
+    }
+
+    /// How many WebSocket pings the client sent on this connection.
+    public var pingCount: Int { state.withLock { $0.pings } }
+
+    /// Answers every ping not answered yet (``PingAnswering/manually``), one pong each; returns how many.
+    @discardableResult
+    public func answerPings() -> Int {
+        let (count, handler) = state.withLock { state -> (Int, (@Sendable () -> Void)?) in
+            defer { state.unanswered = 0 }
+            return (state.unanswered, state.pongHandler)
+        }
+        for _ in 0..<count { handler?() }
+        return count
+    }
+
+    /// Sends a pong whether or not a ping is waiting (RFC 6455 allows unsolicited pongs).
+    public func emitPong() {
+        state.withLock { $0.pongHandler }?()
+    }
+
+    /// Waits until the client has sent at least `count` pings on this connection.
+    public func waitForPings(_ count: Int, timeout: Double = 5) async throws {
+        try await withTestTimeout(timeout, "the client to send \(count) ping(s)") { [state] in
+            while state.withLock({ $0.pings }) < count { try await Task.sleep(for: .milliseconds(1)) }
+        }
     }
 
     /// Changes the subprotocol this fake reports as selected.

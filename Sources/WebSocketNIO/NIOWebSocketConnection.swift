@@ -10,15 +10,17 @@ final class NIOWebSocketConnection: WebSocketConnection {
     private let channel: any Channel
     private let inbound: WebSocketInbound
     private let closeState: Locked<WebSocketCloseState>
+    private let pongHandler: Locked<(@Sendable () -> Void)?>
     private let maxFrameSize: Int
 
     init(
-        channel: any Channel, inbound: WebSocketInbound, closeState: Locked<WebSocketCloseState>, maxFrameSize: Int,
-        negotiatedSubprotocol: String?
+        channel: any Channel, inbound: WebSocketInbound, closeState: Locked<WebSocketCloseState>,
+        pongHandler: Locked<(@Sendable () -> Void)?>, maxFrameSize: Int, negotiatedSubprotocol: String?
     ) {
         self.channel = channel
         self.inbound = inbound
         self.closeState = closeState
+        self.pongHandler = pongHandler
         self.maxFrameSize = maxFrameSize
         self.negotiatedSubprotocol = negotiatedSubprotocol
     }
@@ -70,6 +72,18 @@ final class NIOWebSocketConnection: WebSocketConnection {
         payload.writeString(cut)
         // The peer may be gone already; the scope ends either way.
         try? await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: payload)).get()
+    }
+
+    /// A ping with an empty payload, written without waiting: its pong is reported by ``WebSocketFrameHandler`` on the
+    /// event loop. After a close or an abort nothing is sent (the link ends anyway).
+    func sendPing() -> Bool {
+        guard closeState.withLock({ !$0.closeSent && !$0.aborted }) else { return true }
+        _ = channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .ping, maskKey: .random(), data: ByteBuffer()))
+        return true
+    }
+
+    func onPong(_ handler: @escaping @Sendable () -> Void) {
+        pongHandler.withLock { $0 = handler }
     }
 
     func abort() {

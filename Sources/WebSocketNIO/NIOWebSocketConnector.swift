@@ -15,7 +15,9 @@ import SubscriberCore
 /// read from the 101 response, and a refused upgrade reports the HTTP status.
 ///
 /// Frames are handed to the reader a read at a time (``WebSocketConnection/receiveBatch()``), so a link's reader
-/// handles a read's frames in one go and wakes its consumers once. Up to 256 complete messages wait for the reader
+/// handles a read's frames in one go and wakes its consumers once. The server's pings are answered on the event loop;
+/// the link's pings (``WebSocketConnection/sendPing()``) go out as empty ping frames and their pongs are reported to
+/// the link's handler on the event loop, without waking the reader. Up to 256 complete messages wait for the reader
 /// before reading from the socket pauses (backpressure).
 public struct NIOWebSocketConnector: WebSocketConnector {
     /// The default limit for one frame and for one reassembled message: 2 MiB. AppSync events are at most 240 KB
@@ -83,8 +85,10 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         )
         let inbound = WebSocketInbound()
         let closeState = Locked(WebSocketCloseState())
+        let pongHandler = Locked<(@Sendable () -> Void)?>(nil)
         let opened = OneShotSignal<Result<String?, any Error>>()
-        let channel = try await open(endpoint, head: head, inbound: inbound, closeState: closeState, opened: opened)
+        let channel = try await open(
+            endpoint, head: head, inbound: inbound, closeState: closeState, pongHandler: pongHandler, opened: opened)
         let subprotocol: String?
         do {
             subprotocol = try await withTaskCancellationHandler {
@@ -103,7 +107,8 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         }
 
         let connection = NIOWebSocketConnection(
-            channel: channel, inbound: inbound, closeState: closeState, maxFrameSize: maxFrameSize, negotiatedSubprotocol: subprotocol)
+            channel: channel, inbound: inbound, closeState: closeState, pongHandler: pongHandler, maxFrameSize: maxFrameSize,
+            negotiatedSubprotocol: subprotocol)
         let outcome: Result<Value, any Error>
         do { outcome = .success(try await body(connection)) } catch { outcome = .failure(error) }
         await finish(channel, connection, closeState)
@@ -118,7 +123,7 @@ public struct NIOWebSocketConnector: WebSocketConnector {
     /// Connects and starts the upgrade; `opened` fires when it is decided.
     private func open(
         _ endpoint: WebSocketEndpoint, head: HTTPRequestHead, inbound: WebSocketInbound, closeState: Locked<WebSocketCloseState>,
-        opened: OneShotSignal<Result<String?, any Error>>
+        pongHandler: Locked<(@Sendable () -> Void)?>, opened: OneShotSignal<Result<String?, any Error>>
     ) async throws -> any Channel {
         let tls = try endpoint.secure ? NIOSSLContext(configuration: tlsConfiguration ?? .makeClientConfiguration()) : nil
         let (maxFrameSize, maxMessageSize) = (self.maxFrameSize, self.maxMessageSize)
@@ -140,7 +145,8 @@ public struct NIOWebSocketConnector: WebSocketConnector {
                     let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: maxFrameSize, automaticErrorHandling: false) {
                         channel, response in
                         channel.eventLoop.makeCompletedFuture {
-                            let handler = WebSocketFrameHandler(inbound: inbound, closeState: closeState, maxMessageSize: maxMessageSize)
+                            let handler = WebSocketFrameHandler(
+                                inbound: inbound, closeState: closeState, pongHandler: pongHandler, maxMessageSize: maxMessageSize)
                             try channel.pipeline.syncOperations.addHandler(handler)
                             opened.fire(.success(response.headers.first(name: "Sec-WebSocket-Protocol")))
                         }

@@ -4,7 +4,8 @@ import NIOWebSocket
 import SubscriberCore
 
 /// The client side of RFC 6455 after the upgrade, on the channel's event loop: reassembles fragments, validates text,
-/// answers pings, takes part in the closing handshake and fails the connection on a protocol violation. Complete
+/// answers pings, reports pongs (to the link's handler, on the event loop: no task is woken), takes part in the closing
+/// handshake and fails the connection on a protocol violation. Complete
 /// messages go to the ``WebSocketInbound`` one read at a time (at `channelReadComplete`), so the reader handles a
 /// read's frames in one go.
 final class WebSocketFrameHandler: ChannelInboundHandler, RemovableChannelHandler {
@@ -13,15 +14,20 @@ final class WebSocketFrameHandler: ChannelInboundHandler, RemovableChannelHandle
 
     private let inbound: WebSocketInbound
     private let closeState: Locked<WebSocketCloseState>
+    private let pongHandler: Locked<(@Sendable () -> Void)?>
     private let maxMessageSize: Int
     private var pending: [WebSocketMessage] = []
     private var fragments: (opcode: WebSocketOpcode, data: ByteBuffer)?
     /// Reading is over: the server closed, or this side failed the connection.
     private var done = false
 
-    init(inbound: WebSocketInbound, closeState: Locked<WebSocketCloseState>, maxMessageSize: Int) {
+    init(
+        inbound: WebSocketInbound, closeState: Locked<WebSocketCloseState>, pongHandler: Locked<(@Sendable () -> Void)?>,
+        maxMessageSize: Int
+    ) {
         self.inbound = inbound
         self.closeState = closeState
+        self.pongHandler = pongHandler
         self.maxMessageSize = maxMessageSize
     }
 
@@ -49,7 +55,7 @@ final class WebSocketFrameHandler: ChannelInboundHandler, RemovableChannelHandle
         case .ping:
             write(context, WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData))
         case .pong:
-            break
+            pongHandler.withLock { $0 }?()
         case .connectionClose:
             receivedClose(context, frame)
         default:

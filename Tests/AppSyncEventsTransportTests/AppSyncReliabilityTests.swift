@@ -152,6 +152,7 @@ struct AppSyncReliabilityTests {
         let harness = try AppSyncHarness {
             $0.maxConnectionDuration = .seconds(100)
             $0.rotationLead = .seconds(10)
+            $0.liveness.quietPeriod = nil  // the rotation's timeline alone
         }
         let (probe, old, id) = try await liveSubscription(harness)
         func event(_ n: Int) -> String { #"{"n":\#(n)}"# }

@@ -28,7 +28,7 @@ struct RealtimeConfigurationTests {
         #expect(loaded.bufferLimit == 30)
         #expect(loaded.failover.maxFailures == 9)
         #expect(loaded.failover.unhealthyAfterSeconds == 60)
-        #expect(loaded.reconnectPolicy == .exponential(base: .seconds(1), max: .seconds(30)))
+        #expect(try loaded.reconnectPolicy == .exponential(base: .seconds(1), max: .seconds(30)))
         #expect(loaded.notifierConfiguration.bufferPolicy.limit == 30)
     }
 

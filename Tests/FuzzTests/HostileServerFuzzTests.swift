@@ -208,8 +208,7 @@ struct FuzzRun {
             var configuration = try GraphQLTransportConfiguration(url: URL(string: "ws://127.0.0.1:\(server.port)/graphql")!)
             configuration.reconnectPolicy = .fixed(reconnectDelay)
             configuration.ackTimeout = .seconds(1)
-            configuration.pingInterval = .milliseconds(500)
-            configuration.pongTimeout = .milliseconds(500)
+            configuration.liveness = LivenessSettings(quietPeriod: .milliseconds(500), pongTimeout: .milliseconds(500))
             return GraphQLTransport(configuration: configuration, auth: auth, connector: connector, logger: logger)
         }
     }

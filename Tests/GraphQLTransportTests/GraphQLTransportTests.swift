@@ -121,28 +121,33 @@ struct GraphQLTransportTests {
         await harness.transport.disconnect()
     }
 
-    @Test("client keep-alive: ping after an interval of silence; any frame answers it; silence after a ping aborts the link and reconnects")
-    func clientKeepAlive() async throws {
-        let harness = try GraphQLHarness {
-            $0.pingInterval = .seconds(5)
-            $0.pongTimeout = .seconds(2)
-        }
-        let (probe, connection, _) = try await harness.live()
-        // live() let 2 s pass; the ping is due 5 s after the ack (the last frame).
+    @Test(
+        "a server that ignores WebSocket pings: the protocol's ping after the quiet period; any frame answers it; silence after it aborts the link and reconnects"
+    )
+    func protocolPingFallback() async throws {
+        let harness = try GraphQLHarness { $0.liveness = LivenessSettings(quietPeriod: .seconds(5), pongTimeout: .seconds(2)) }
+        harness.server.pingAnswering = .never
+        let (probe, connection, id) = try await harness.live()
+        // live() let 2 s pass: the WebSocket ping of the ack went unanswered; the protocol's ping is due 5 s after the
+        // ack (the last frame).
         try await harness.clock.waitForSleeper(sleeping: .seconds(3))
         harness.clock.advance(by: .seconds(3))
         #expect(try await connection.nextSentJSON()["type"] as? String == "ping")
         try await harness.clock.waitForSleeper(sleeping: .seconds(2))
         connection.emit(#"{"type":"pong"}"#)
-        // The pong re-arms the timer: the next ping is due an interval after it (5 s), not after the pong timeout.
-        try await harness.clock.waitForSleeper(sleeping: .seconds(5))
-        harness.clock.advance(by: .seconds(5))
+        connection.emit(#"{"type":"next","id":"\#(id)","payload":{"data":{"subscribeDeviceState":{"mac":"m"}}}}"#)
+        _ = try await probe.next()
+        // The timer wakes at the pong deadline (7 s), finds the answer, and sleeps until 5 s after it (10 s).
+        harness.clock.advance(by: .seconds(2))
+        try await harness.clock.waitForSleeper(sleeping: .seconds(3))
+        harness.clock.advance(by: .seconds(3))
         #expect(try await connection.nextSentJSON()["type"] as? String == "ping")
         try await harness.clock.waitForSleeper(sleeping: .seconds(2))
         harness.clock.advance(by: .seconds(2))
         // Known dead: dropped at once, no closing handshake to wait for.
         _ = try await connection.waitForClientClose()
         #expect(connection.wasAborted)
+        #expect(connection.pingCount == 1, "one WebSocket ping, at the ack; none after it went unanswered")
         try await harness.clock.waitForSleeper(sleeping: .seconds(10))
         harness.clock.advance(by: .seconds(10))
         let second = try await harness.acceptConnection()

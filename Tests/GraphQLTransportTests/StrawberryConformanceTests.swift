@@ -378,8 +378,9 @@ struct StrawberryConformanceTests {
                 try await withTransport(
                     server,
                     configure: {
-                        $0.pingInterval = .milliseconds(100)
-                        $0.pongTimeout = .milliseconds(300)
+                        // The protocol's ping (the fallback where a server ignores WebSocket pings) is what this checks.
+                        $0.liveness = LivenessSettings(
+                            quietPeriod: .milliseconds(100), pongTimeout: .milliseconds(300), webSocketPings: false)
                     }
                 ) { transport in
                     // One value, then silence: pings go out only when the link is quiet (any frame proves it alive).
@@ -398,7 +399,7 @@ struct StrawberryConformanceTests {
     }
 
     @Test(
-        "client keep-alive cadence: on a quiet link with prompt pongs, a ping goes out every pingInterval (not every pingInterval + pongTimeout)"
+        "client keep-alive cadence: on a quiet link with prompt pongs, a ping goes out every quiet period (not every quiet period + pong timeout)"
     )
     func keepAliveCadence() async throws {
         try await withTestTimeout(30, "the keep-alive cadence test") {
@@ -406,8 +407,7 @@ struct StrawberryConformanceTests {
                 try await withTransport(
                     server,
                     configure: {
-                        $0.pingInterval = .milliseconds(150)
-                        $0.pongTimeout = .seconds(5)
+                        $0.liveness = LivenessSettings(quietPeriod: .milliseconds(150), pongTimeout: .seconds(5), webSocketPings: false)
                     }
                 ) { transport in
                     let probe = await subscribe(transport, "subscription { ticker(ms: 60000) }")
@@ -417,7 +417,7 @@ struct StrawberryConformanceTests {
                     }
                     #expect(first.initializedConnections.count == 1)
                     // strawberry answers at once; at one ping per 150 ms, three more take about 450 ms. Allow 2 s.
-                    // The next ping is due pingInterval after the pong (the last frame), not after the pong timeout.
+                    // The next ping is due a quiet period after the pong (the last frame), not after the pong timeout.
                     try await server.eventually("four pings", timeout: 2) { stats in
                         stats.log.filter { $0.direction == "in" && $0.type == "ping" }.count >= 4
                     }

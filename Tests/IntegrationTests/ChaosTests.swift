@@ -153,8 +153,7 @@ struct ChaosTests {
             var configuration = try GraphQLTransportConfiguration(endpoints.graphql)
             configuration.reconnectPolicy = .fixed(.milliseconds(100))
             configuration.ackTimeout = .seconds(2)
-            configuration.pingInterval = .milliseconds(500)
-            configuration.pongTimeout = .milliseconds(500)
+            configuration.liveness = LivenessSettings(quietPeriod: .milliseconds(500), pongTimeout: .milliseconds(500))
             configuration.subscriptionBufferLimit = 100_000
             return GraphQLTransport(
                 configuration: configuration, auth: StaticAuthSession(.bearerToken(token)), connector: connector, logger: logger)

@@ -18,10 +18,39 @@ struct ReconnectPolicyTests {
         #expect(ReconnectPolicy.fixed(.milliseconds(250)).delay(beforeAttempt: attempt) == .milliseconds(250))
     }
 
-    @Test func defaultIsFixedTenSecondsForever() {
-        #expect(ReconnectPolicy.default == .fixed(.seconds(10)))
+    @Test func defaultIsFullJitterFromOneSecondUpToTenForever() {
+        #expect(ReconnectPolicy.default == .exponential(base: .seconds(1), max: .seconds(10), jitter: 1))
+        #expect(ReconnectPolicy.default == ReconnectPolicy(parsing: "exponential:1:10"))
         #expect(ReconnectPolicy.default.maxAttempts == nil)
-        #expect(ReconnectPolicy.default.delay(beforeAttempt: 1_000_000) == .seconds(10))
+        #expect(ReconnectPolicy.default.delay(beforeAttempt: 1_000_000, random: { 0 }) == .seconds(10))
+    }
+
+    @Test(
+        "the default: random(0, min(10 s, 1 s × 2^(n-1))) — the first attempt within a second",
+        arguments: [
+            // (attempt, random, expected): the delay is the cap times (1 - random), anywhere in (0, cap].
+            (1, 0.0, Duration.seconds(1)), (1, 0.5, .milliseconds(500)), (1, 0.999, .milliseconds(1)),
+            (2, 0.0, .seconds(2)), (2, 0.5, .seconds(1)),
+            (3, 0.0, .seconds(4)), (3, 0.75, .seconds(1)),
+            (4, 0.0, .seconds(8)), (4, 0.5, .seconds(4)),
+            (5, 0.0, .seconds(10)), (5, 0.5, .seconds(5)),
+            (50, 0.0, .seconds(10)), (50, 0.9, .seconds(1)),
+        ])
+    func defaultSchedule(attempt: Int, random: Double, expected: Duration) throws {
+        let delay = try #require(ReconnectPolicy.default.delay(beforeAttempt: attempt, random: { random }))
+        #expect(approximatelyEqual(delay, expected), "got \(delay), expected \(expected)")
+    }
+
+    @Test("the default's first attempt never waits more than a second, and its average is half a second")
+    func firstAttemptBound() throws {
+        var total = Duration.zero
+        for step in 0..<1000 {
+            let random = Double(step) / 1000
+            let delay = try #require(ReconnectPolicy.default.delay(beforeAttempt: 1, random: { random }))
+            #expect(delay > .zero && delay <= .seconds(1))
+            total += delay
+        }
+        #expect(approximatelyEqual(total / 1000, .microseconds(500_500)))
     }
 
     @Test(
@@ -143,7 +172,10 @@ struct ReconnectPolicyTests {
             ("exponential:1:30", .exponential(base: .seconds(1), max: .seconds(30))),
             ("exponential:1:30:attempts=5", .exponential(base: .seconds(1), max: .seconds(30), maxAttempts: 5)),
             ("exponential:0.25:0.25", .exponential(base: .milliseconds(250), max: .milliseconds(250))),
-            ("exponential:0.5:60", .exponential(base: .milliseconds(500), max: .seconds(60), jitter: 0.5)),
+            ("exponential:0.5:60:jitter=0.5", .exponential(base: .milliseconds(500), max: .seconds(60), jitter: 0.5)),
+            ("exponential:1:10", .exponential(base: .seconds(1), max: .seconds(10), jitter: 1)),
+            ("exponential:1:10:jitter=0", .exponential(base: .seconds(1), max: .seconds(10), jitter: 0)),
+            ("exponential:1:10:jitter=0.25:attempts=4", .exponential(base: .seconds(1), max: .seconds(10), jitter: 0.25, maxAttempts: 4)),
         ])
     func parsingValid(text: String, expected: ReconnectPolicy) throws {
         let policy = try #require(ReconnectPolicy(parsing: text))
@@ -175,9 +207,37 @@ struct ReconnectPolicyTests {
             ":",
             "attempts=3",
             " fixed:1",
+            "fixed:1:jitter=0.5",
+            "exponential:1:2:jitter=2",
+            "exponential:1:2:jitter=-0.1",
+            "exponential:1:2:attempts=3:jitter=0.5",
+            "exponential:1:2:jitter=0.5:jitter=0.5",
+            "exponential:1:2:attempts=3:attempts=3",
+            "exponential:1:2:foo=1",
         ])
     func parsingInvalid(text: String) {
         #expect(ReconnectPolicy(parsing: text) == nil)
+        #expect(throws: ReconnectPolicyFormatError.self) { try ReconnectPolicy(validating: text) }
+    }
+
+    @Test(
+        "a malformed policy says what is wrong with it",
+        arguments: [
+            ("often", "expected fixed:SECONDS or exponential:BASE:MAX"),
+            ("fixed:-1", "the delay must be seconds from 0 to 86400"),
+            ("exponential:30:1", "BASE must not exceed MAX"),
+            ("exponential:1:2:jitter=3", "jitter must be between 0 and 1"),
+            ("fixed:1:attempts=0", "attempts must be a whole number above 0"),
+            ("fixed:1:jitter=1", "jitter applies to exponential only"),
+        ])
+    func validationMessages(text: String, problem: String) {
+        do {
+            _ = try ReconnectPolicy(validating: text)
+            Issue.record("\(text) was accepted")
+        } catch {
+            #expect(error.problem == problem)
+            #expect(error.description.hasPrefix("\"\(text)\" is not a reconnect policy: \(problem)"))
+        }
     }
 
     @Test("huge values are refused instead of overflowing", arguments: ["fixed:1e300", "fixed:1e16", "exponential:1:1e300", "fixed:86401"])

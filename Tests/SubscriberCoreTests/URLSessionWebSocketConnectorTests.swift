@@ -111,6 +111,46 @@ struct URLSessionWebSocketConnectorTests {
         #expect(task.sentMessages == [.text("one"), .binary(Data([0, 1, 255])), .text("two")])
     }
 
+    // MARK: Pings
+
+    @Test("a ping goes through the task; its pong reaches the pong handler, a failed ping reports nothing")
+    func pingsThroughTheTask() async throws {
+        let task = MockWebSocketTask(upgrade: .accept(subprotocol: nil), answersPings: false)
+        let pongs = Locked(0)
+        let result = try await connector(task).withConnection(WebSocketRequest(url: url)) { connection in
+            connection.onPong { pongs.withLock { $0 += 1 } }
+            let sent = [connection.sendPing(), connection.sendPing()]
+            task.answerPings()
+            let afterPongs = pongs.withLock { $0 }
+            #expect(connection.sendPing())
+            task.answerPings(with: WebSocketSeamError.notConnected)
+            return (sent, afterPongs)
+        }
+        #expect(result.value.0 == [true, true])
+        #expect(result.value.1 == 2, "one pong per answered ping")
+        #expect(task.pingCount == 3)
+        #expect(pongs.withLock { $0 } == 2, "a ping that failed is no pong")
+    }
+
+    @Test("a task without ping support (the protocol's default) never reports a pong; after the end no ping is sent")
+    func taskWithoutPings() async throws {
+        let task = LegacyWebSocketTask(MockWebSocketTask(upgrade: .accept(subprotocol: nil)))
+        let pongs = Locked(0)
+        let connector = URLSessionWebSocketConnector(makeTask: { _ in task })
+        _ = try await connector.withConnection(WebSocketRequest(url: url)) { connection in
+            connection.onPong { pongs.withLock { $0 += 1 } }
+            #expect(connection.sendPing())
+        }
+        #expect(pongs.withLock { $0 } == 0)
+
+        let counted = MockWebSocketTask(upgrade: .accept(subprotocol: nil))
+        _ = try await self.connector(counted).withConnection(WebSocketRequest(url: url)) { connection in
+            await connection.close(code: 1000, reason: "")
+            #expect(connection.sendPing(), "a closed connection just gets no pong")
+        }
+        #expect(counted.pingCount == 0)
+    }
+
     // MARK: Close codes
 
     @Test("the server's close code and reason surface in the scope result", arguments: [1000, 1001, 1011, 4400, 4406] as [UInt16])
@@ -389,9 +429,12 @@ final class MockWebSocketTask: WebSocketTask {
         var dropCount = 0
         var failure: String?
         var closing = false
+        var pings = 0
+        var pendingPongs: [@Sendable ((any Error)?) -> Void] = []
     }
 
     private let upgrade: Upgrade
+    private let answersPings: Bool
     private let answersClose: Bool
     private let reportsEnd: Bool
     private let state = Locked(State())
@@ -404,9 +447,11 @@ final class MockWebSocketTask: WebSocketTask {
     private let ended = OneShotSignal<WebSocketCloseInfo>()
 
     /// Creates a task whose server answers the upgrade with `upgrade`; `answersClose` `false` makes a peer that never
-    /// answers the client's close frame, `reportsEnd` `false` a task whose ``completion()`` never returns after a drop.
-    init(upgrade: Upgrade, answersClose: Bool = true, reportsEnd: Bool = true) {
+    /// answers the client's close frame, `reportsEnd` `false` a task whose ``completion()`` never returns after a drop,
+    /// `answersPings` `false` a server whose pongs wait for ``answerPings(with:)``.
+    init(upgrade: Upgrade, answersClose: Bool = true, reportsEnd: Bool = true, answersPings: Bool = true) {
         self.upgrade = upgrade
+        self.answersPings = answersPings
         self.answersClose = answersClose
         self.reportsEnd = reportsEnd
         let (stream, continuation) = AsyncStream<Inbound>.makeStream()
@@ -429,6 +474,18 @@ final class MockWebSocketTask: WebSocketTask {
     var clientCloses: [ClientClose] { state.withLock { $0.clientCloses } }
     /// How often the client dropped the task (`cancel()`).
     var dropCount: Int { state.withLock { $0.dropCount } }
+
+    /// How many pings the client sent.
+    var pingCount: Int { state.withLock { $0.pings } }
+
+    /// Calls the handlers of the pings not answered yet, with `error` (`nil`: the pong arrived).
+    func answerPings(with error: (any Error)? = nil) {
+        let handlers = state.withLock { state in
+            defer { state.pendingPongs = [] }
+            return state.pendingPongs
+        }
+        for handler in handlers { handler(error) }
+    }
 
     /// Queues a message from the server.
     func serverSends(_ message: WebSocketMessage) { inbound.yield(.message(message)) }
@@ -504,6 +561,15 @@ final class MockWebSocketTask: WebSocketTask {
         }
     }
 
+    func sendPing(pongReceiveHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        let answerNow = state.withLock { state -> Bool in
+            state.pings += 1
+            if !answersPings { state.pendingPongs.append(pongReceiveHandler) }
+            return answersPings
+        }
+        if answerNow { pongReceiveHandler(nil) }
+    }
+
     func cancel(with closeCode: Int, reason: Data?) {
         state.withLock { state in
             state.closing = true
@@ -528,4 +594,19 @@ final class MockWebSocketTask: WebSocketTask {
     func completion() async -> WebSocketCloseInfo {
         await ended.wait() ?? WebSocketCloseInfo(code: nil, reason: "no longer awaited")
     }
+}
+
+/// A task written before pings joined the seam: everything but `sendPing` forwards to a mock; `sendPing` is the
+/// protocol's default.
+final class LegacyWebSocketTask: WebSocketTask {
+    private let base: MockWebSocketTask
+
+    init(_ base: MockWebSocketTask) { self.base = base }
+
+    func resume() async throws -> String? { try await base.resume() }
+    func send(_ message: WebSocketMessage) async throws { try await base.send(message) }
+    func receive() async throws -> WebSocketMessage { try await base.receive() }
+    func cancel(with closeCode: Int, reason: Data?) { base.cancel(with: closeCode, reason: reason) }
+    func cancel() { base.cancel() }
+    func completion() async -> WebSocketCloseInfo { await base.completion() }
 }

@@ -148,6 +148,43 @@ struct NIOWebSocketConnectorTests {
         }
     }
 
+    @Test("the client's ping goes out as an empty ping frame; its pong reaches the pong handler, never receive()")
+    func clientPingReportsPong() async throws {
+        try await withServer { server in
+            let (received, _) = try await scoped(WebSocketRequest(url: server.url)) { connection in
+                let pong = OneShotSignal<Void>()
+                connection.onPong { pong.fire() }
+                #expect(connection.sendPing())
+                _ = await pong.wait()
+                try await server.send(text: "after-pong")
+                return try await connection.receive()
+            }
+            #expect(received == .text("after-pong"))
+            #expect(server.receivedPings == [[]])
+        }
+    }
+
+    @Test("a server that ignores pings: no pong is reported; an unsolicited pong is, before the frames behind it")
+    func ignoredPingsAndUnsolicitedPongs() async throws {
+        try await withServer(.init(answersPings: false)) { server in
+            let pongs = Locked(0)
+            let (counts, _) = try await scoped(WebSocketRequest(url: server.url)) { connection in
+                connection.onPong { pongs.withLock { $0 += 1 } }
+                #expect(connection.sendPing())
+                _ = try await server.waitForPings(1)
+                try await server.send(text: "marker")
+                _ = try await connection.receive()
+                let unanswered = pongs.withLock { $0 }
+                try await server.send(frame: WebSocketFrame(fin: true, opcode: .pong, data: ByteBuffer()))
+                try await server.send(text: "after-pong")
+                _ = try await connection.receive()
+                return (unanswered, pongs.withLock { $0 })
+            }
+            #expect(counts.0 == 0, "an ignored ping reports nothing")
+            #expect(counts.1 == 1, "the unsolicited pong was reported before the frame behind it was read")
+        }
+    }
+
     // MARK: Ending the scope
 
     @Test("a server close ends receive() and surfaces its code in the scope's result")

@@ -7,13 +7,18 @@ public struct AppSyncEventsConfiguration: Sendable {
 
     /// The API's endpoint.
     public var endpoint: AppSyncEndpoint
-    /// Delays between reconnect attempts. Default: fixed 10 s, unlimited.
+    /// Delays between reconnect attempts. Default: full-jitter exponential backoff from 1 s, capped at 10 s, unlimited
+    /// (``ReconnectPolicy/default``).
     public var reconnectPolicy: ReconnectPolicy = .default
     /// How long the WebSocket upgrade, and then `connection_ack`, may each take. Default 15 s.
     public var ackTimeout: Duration = .seconds(15)
     /// Keep-alive window when `connection_ack` carries no usable `connectionTimeoutMs`. Default 300 s (the service's).
     /// A link silent for the window is aborted at once and replaced.
     public var defaultKeepAliveTimeout: Duration = .milliseconds(300_000)
+    /// Pings after a quiet period, pong and probe timeouts (shared with the GraphQL transport). Where the service does
+    /// not answer WebSocket pings, the `ka` watchdog with the learned interval takes over (never later than
+    /// `connectionTimeoutMs`). Default: ``LivenessSettings/default`` (30 s, 10 s, 3 s).
+    public var liveness = LivenessSettings()
     /// The longest a connection may live before it is replaced without a gap; `nil` never rotates. Default 24 h.
     public var maxConnectionDuration: Duration? = .seconds(24 * 3600)
     /// How long before ``maxConnectionDuration`` the replacement connection is opened. Default 5 min.

@@ -30,6 +30,7 @@ public actor AppSyncEventsTransport: RealtimeTransport {
     let logger: Logger
     let makeID: @Sendable () -> String
     let httpPublisher: AppSyncHTTPPublisher
+    let pathMonitor: (any NetworkPathMonitor)?
     let states = ConnectionStateBroadcaster()
     private var run: (state: AppSyncState, task: Task<Void, Never>)?
 
@@ -42,6 +43,9 @@ public actor AppSyncEventsTransport: RealtimeTransport {
     ///     fails at connect with `unsupportedPlatform`: pass `NIOWebSocketConnector()` from `WebSocketNIO`, as
     ///     Composition does).
     ///   - httpClient: the HTTP implementation for `POST /event` (default: URLSession).
+    ///   - pathMonitor: the device's network path: no reconnect attempts without a network, an immediate one when it
+    ///     returns, a probe of the link when the interface changes. `nil` (the default): none. Composition passes the
+    ///     platform's monitor.
     ///   - clock: runs every timer; inject a manual clock in tests.
     ///   - wallClock: timestamps gap windows.
     ///   - logger: never receives tokens, keys or signatures.
@@ -51,6 +55,7 @@ public actor AppSyncEventsTransport: RealtimeTransport {
         auth: any AuthSession,
         connector: any WebSocketConnector = URLSessionWebSocketConnector(),
         httpClient: any HTTPClient = URLSessionHTTPClient(),
+        pathMonitor: (any NetworkPathMonitor)? = nil,
         clock: any Clock<Duration> = ContinuousClock(),
         wallClock: WallClock = .system,
         logger: Logger = Logger(label: "vortex.appsync"),
@@ -64,6 +69,7 @@ public actor AppSyncEventsTransport: RealtimeTransport {
         self.logger = logger
         self.makeID = makeID
         self.httpPublisher = AppSyncHTTPPublisher(endpoint: configuration.endpoint, client: httpClient)
+        self.pathMonitor = pathMonitor
     }
 
     // MARK: RealtimeTransport
@@ -125,6 +131,13 @@ public actor AppSyncEventsTransport: RealtimeTransport {
     /// A new stream of connection states, starting with the current one.
     public func connectionStates() -> AsyncStream<ConnectionState> { states.makeStream() }
 
+    /// Probes every open connection at once (a WebSocket ping with ``LivenessSettings/probeTimeout``) and replaces
+    /// one that does not answer; while waiting to reconnect, reconnects now. Call it when the app returns to the
+    /// foreground. Without a connection it does nothing.
+    public func verifyConnection() async {
+        run?.state.requests.yield(.verifyConnection)
+    }
+
     /// The subscriptions currently held (live or waiting), for diagnostics.
     public var subscriptionCount: Int { run?.state.values.withLock { $0.subscriptions.count } ?? 0 }
 
@@ -146,7 +159,8 @@ public actor AppSyncEventsTransport: RealtimeTransport {
         }
         let task = clock.startLinkSupervisor(
             policy: configuration.reconnectPolicy, auth: auth, connector: connector, wallClock: wallClock, states: states,
-            logger: logger, ackTimeout: configuration.ackTimeout, rotateAfter: rotateAfter, transport: links, requests: requests)
+            logger: logger, ackTimeout: configuration.ackTimeout, rotateAfter: rotateAfter, liveness: configuration.liveness,
+            pathMonitor: pathMonitor, transport: links, requests: requests)
         run = (state, task)
         return state
     }

@@ -21,6 +21,7 @@ struct AppSyncLinkDriver: LinkDriver {
             }
             switch type {
             case "connection_ack":
+                // The fallback where the service ignores WebSocket pings: its `ka` (marked per frame below).
                 return .acknowledged(.serverKeepAlive(keepAliveTimeout(envelope, bytes)))
             case "connection_error":
                 let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: Data(bytes)), type: type)
@@ -88,7 +89,9 @@ struct AppSyncLinkDriver: LinkDriver {
                 state.routeData(payload, id: messageID, on: id)?.yield(.payload(payload))
             }
             return .handled
-        case "ka", "connection_ack":
+        case "ka":
+            return .keepAlive
+        case "connection_ack":
             return .handled
         default:
             return handleControl(type, messageID: messageID, frame: Data(bytes))

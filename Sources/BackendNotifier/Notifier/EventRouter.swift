@@ -42,17 +42,20 @@ struct EventRouter: Sendable {
 
     // MARK: AppSync Events: one event per payload, split already
 
+    /// The kind every event of `upstream` has, `nil` for the wildcard channels (routed by `eventType`).
+    private static func fixedKind(of upstream: Upstream) -> VortexEventKind? {
+        switch upstream {
+        case .device, .organization: nil
+        case .archive: .archiveState
+        case .role: .roleChanged
+        case .revoke: .tokenRevoked
+        }
+    }
+
     /// `dialect`: AppSync Events payloads must carry the new schema's `eventType` and `timestamp`; the legacy GraphQL
     /// ones routed here (archive, role, revocation) need not (docs/migration-guide.md).
     private func routeChannelEvent(_ json: Data, from upstream: Upstream, dialect: TransportDialect) {
-        let fixed: VortexEventKind? =
-            switch upstream {
-            case .device, .organization: nil
-            case .archive: .archiveState
-            case .role: .roleChanged
-            case .revoke: .tokenRevoked
-            }
-        let (kind, result) = decoder.decodeEvent(json, kind: fixed, requiringMetadata: dialect == .appSyncChannels)
+        let (kind, result) = decoder.decodeEvent(json, kind: Self.fixedKind(of: upstream), requiringMetadata: dialect == .appSyncChannels)
         switch result {
         case .failure(let error):
             failed(kind?.rawValue ?? upstream.rawValue, error, json, upstream: upstream, kind: kind, dialect: dialect)
@@ -124,7 +127,8 @@ struct EventRouter: Sendable {
         case (.graphQL, .device): events = (try? decoder.decodeLegacy(DeviceStateOutput.self, from: json).get())?.split() ?? []
         case (.graphQL, .organization): events = (try? decoder.decodeLegacy(OrganizationStateOutput.self, from: json).get())?.split() ?? []
         default:
-            guard case .success(let event)? = decoder.decodeEvent(json, kind: Self.fixedKind(of: upstream))?.result else { return [] }
+            let decoded = decoder.decodeEvent(json, kind: Self.fixedKind(of: upstream), requiringMetadata: dialect == .appSyncChannels)
+            guard case .success(let event) = decoded.result else { return [] }
             events = [event]
         }
         return events.map(Self.normalised)

@@ -6,11 +6,13 @@ extension Clock where Duration == Swift.Duration {
     package func startLinkSupervisor(
         policy: ReconnectPolicy, auth: any AuthSession, connector: any WebSocketConnector, wallClock: WallClock,
         states: ConnectionStateBroadcaster, logger: Logger, ackTimeout: Swift.Duration, rotateAfter: Swift.Duration?,
-        transport: any SupervisedTransport, requests: AsyncStream<SupervisorRequest>
+        liveness: LivenessSettings, pathMonitor: (any NetworkPathMonitor)?, transport: any SupervisedTransport,
+        requests: AsyncStream<SupervisorRequest>
     ) -> Task<Void, Never> {
         let parts = SupervisorParts(
             policy: policy, auth: auth, connector: connector, wallClock: wallClock, states: states, logger: logger,
-            ackTimeout: ackTimeout, rotateAfter: rotateAfter, transport: transport, requests: requests)
+            ackTimeout: ackTimeout, rotateAfter: rotateAfter, liveness: liveness, pathMonitor: pathMonitor, transport: transport,
+            requests: requests)
         // The production clock gets code specialised for it: a transport's existential clock otherwise opens to a type
         // known only at run time, and the per-frame path pays generic metadata lookups for it.
         if let continuous = self as? ContinuousClock { return parts.start(on: continuous) }
@@ -28,12 +30,16 @@ private struct SupervisorParts: Sendable {
     let logger: Logger
     let ackTimeout: Duration
     let rotateAfter: Duration?
+    let liveness: LivenessSettings
+    let pathMonitor: (any NetworkPathMonitor)?
     let transport: any SupervisedTransport
     let requests: AsyncStream<SupervisorRequest>
 
     func start<C: Clock>(on clock: C) -> Task<Void, Never> where C.Duration == Duration {
-        let runner = LinkRunner(clock: clock, wallClock: wallClock, logger: logger, ackTimeout: ackTimeout, rotateAfter: rotateAfter)
-        let supervisor = LinkSupervisor(policy: policy, auth: auth, connector: connector, runner: runner, states: states, logger: logger)
+        let runner = LinkRunner(
+            clock: clock, wallClock: wallClock, logger: logger, ackTimeout: ackTimeout, rotateAfter: rotateAfter, liveness: liveness)
+        let supervisor = LinkSupervisor(
+            policy: policy, auth: auth, connector: connector, runner: runner, states: states, logger: logger, pathMonitor: pathMonitor)
         return Task { [transport, requests] in await supervisor.run(transport, requests: requests) }
     }
 }

@@ -1,5 +1,5 @@
-/// A handle on one open link, for the transport's other tasks: wake its writer, schedule a protocol timer, close or
-/// abort it. Every method is synchronous and safe from any task; after the link ended they do nothing.
+/// A handle on one open link, for the transport's other tasks: wake its writer, schedule a protocol timer, probe it,
+/// close or abort it. Every method is synchronous and safe from any task; after the link ended they do nothing.
 package final class LinkControl: Sendable {
     /// A request to end the link, carried out by its scope.
     package enum Ending: Sendable {
@@ -13,17 +13,19 @@ package final class LinkControl: Sendable {
     package let id: Int
     private let wakeWriter: @Sendable () -> Void
     private let scheduleTimer: @Sendable (Duration, Int) -> Void
+    private let probeLink: @Sendable (Duration) -> Void
     private let ending: OneShotSignal<Ending>
 
     /// Creates a handle; the link's scope supplies what it does (tests of a transport's state supply recorders).
     package init(
         id: Int, ending: OneShotSignal<Ending>, wakeWriter: @escaping @Sendable () -> Void,
-        scheduleTimer: @escaping @Sendable (Duration, Int) -> Void
+        scheduleTimer: @escaping @Sendable (Duration, Int) -> Void, probe: @escaping @Sendable (Duration) -> Void = { _ in }
     ) {
         self.id = id
         self.ending = ending
         self.wakeWriter = wakeWriter
         self.scheduleTimer = scheduleTimer
+        self.probeLink = probe
     }
 
     /// Asks the writer to send what the driver's ``LinkDriver/pendingMessages()`` returns. Wakes coalesce.
@@ -31,6 +33,10 @@ package final class LinkControl: Sendable {
 
     /// Calls the driver's ``LinkDriver/timerFired(_:)`` with `token` after `delay` on the transport's clock.
     package func schedule(after delay: Duration, token: Int) { scheduleTimer(delay, token) }
+
+    /// Checks at once that the link still works: a ping now (a WebSocket ping, or the protocol's where the server
+    /// ignores those), the link counting as dead if nothing answers within `timeout`.
+    package func probe(timeout: Duration) { probeLink(timeout) }
 
     /// Ends the link with a close frame (at most one request counts).
     package func close(_ end: LinkEnd, code: UInt16 = 1000, reason: String) {

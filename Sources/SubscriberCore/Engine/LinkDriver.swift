@@ -28,7 +28,7 @@ package protocol LinkDriver: Sendable {
     /// (the link's scope is ending), whatever the awaited call does.
     func pendingMessages() async -> [WebSocketMessage]
 
-    /// The protocol's ping, for ``LinkLiveness/clientPing(interval:timeout:)``.
+    /// The protocol's ping, for ``LinkLiveness/protocolPing`` (the fallback where the server ignores WebSocket pings).
     func pingMessage() -> WebSocketMessage?
 
     /// A timer scheduled with ``LinkControl/schedule(after:token:)`` is due.
@@ -44,7 +44,7 @@ package enum LinkHandshakeStep: Sendable {
     case pending
     /// Answer with this message and keep waiting (a `ping` before the ack).
     case reply(WebSocketMessage)
-    /// Acknowledged, with how the link proves it is alive from now on.
+    /// Acknowledged, with the protocol's own liveness check (the fallback where WebSocket pings go unanswered).
     case acknowledged(LinkLiveness)
     /// The handshake failed: close with `code` and end the link.
     case fail(LinkEnd, closeCode: UInt16, reason: String)
@@ -54,6 +54,8 @@ package enum LinkHandshakeStep: Sendable {
 package enum LinkFrameStep: Sendable {
     /// Handled.
     case handled
+    /// Handled, and it was the server's keep-alive (AppSync `ka`): the engine learns the interval.
+    case keepAlive
     /// Answer with this message (`pong`).
     case reply(WebSocketMessage)
     /// End the link with a close frame (`code`, `reason`): the server broke the protocol or refused the connection.
@@ -70,7 +72,7 @@ package enum LinkEnd: Error, Sendable, Equatable, CustomStringConvertible {
     case ackTimeout(Duration)
     /// Nothing arrived within the keep-alive window.
     case keepAliveTimeout(Duration)
-    /// Nothing arrived within the pong timeout after a ping.
+    /// No pong within the timeout after a ping.
     case pongTimeout(Duration)
     /// The server broke the protocol (a malformed frame, a message out of order, invalid UTF-8).
     case protocolViolation(String)

@@ -3,9 +3,10 @@ import Logging
 
 /// Runs one link as a structured scope: open the socket through the seam, then, in one task group, the reader (every
 /// frame through the ``LinkStateMachine`` and the driver, on the reading task: no hop per frame), the timer (the one
-/// deadline the state machine computes) and the writer (what the driver has to send). The scope ends at the first
-/// ending — the server closed, the state machine declared the link dead, the driver or the transport asked — and
-/// nothing of the link outlives it.
+/// deadline the state machine computes: pings, pong and keep-alive timeouts, rotation, protocol timers) and the writer
+/// (what the driver has to send). Pongs are recorded by the connection's pong handler on the connection's own thread,
+/// waking no task. The scope ends at the first ending — the server closed, the state machine declared the link dead,
+/// the driver or the transport asked — and nothing of the link outlives it.
 package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     package let clock: C
     package let wallClock: WallClock
@@ -14,24 +15,33 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     package let ackTimeout: Duration
     /// When to call ``LinkDriver/rotationDue()`` after the acknowledgement; `nil` never.
     package let rotateAfter: Duration?
+    /// Pings, pong timeouts and probes.
+    package let liveness: LivenessSettings
 
-    package init(clock: C, wallClock: WallClock, logger: Logger, ackTimeout: Duration, rotateAfter: Duration?) {
+    package init(
+        clock: C, wallClock: WallClock, logger: Logger, ackTimeout: Duration, rotateAfter: Duration?,
+        liveness: LivenessSettings = .default
+    ) {
         self.clock = clock
         self.wallClock = wallClock
         self.logger = logger
         self.ackTimeout = ackTimeout
         self.rotateAfter = rotateAfter
+        self.liveness = liveness
     }
 
-    /// Opens a link with `request`, runs it with `driver` until it ends, and reports how.
-    package func run(id: Int, connector: any WebSocketConnector, request: WebSocketRequest, driver: any LinkDriver) async -> LinkReport {
+    /// Opens a link with `request`, runs it with `driver` until it ends, and reports how. While the link is open it is
+    /// in `registry` (so the supervisor can probe it).
+    package func run(
+        id: Int, connector: any WebSocketConnector, request: WebSocketRequest, driver: any LinkDriver, registry: LinkRegistry? = nil
+    ) async -> LinkReport {
         let started = OneShotSignal<Void>()
         return await withTaskGroup(of: LinkReport?.self) { group in
             group.addTask {
                 do {
                     let scoped = try await connector.withConnection(request) { connection in
                         started.fire()
-                        return await scope(id: id, connection: connection, driver: driver)
+                        return await scope(id: id, connection: connection, driver: driver, registry: registry)
                     }
                     var report = scoped.value
                     report.close = scoped.close
@@ -63,8 +73,8 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// The link's scope: everything here ends when the first of its tasks reports an ending.
-    private func scope(id: Int, connection: any WebSocketConnection, driver: any LinkDriver) async -> LinkReport {
-        let machine = Locked(LinkStateMachine(openedAt: clock.now, ackTimeout: ackTimeout))
+    private func scope(id: Int, connection: any WebSocketConnection, driver: any LinkDriver, registry: LinkRegistry?) async -> LinkReport {
+        let machine = Locked(LinkStateMachine(openedAt: clock.now, ackTimeout: ackTimeout, liveness: liveness))
         let timerPoke = Locked(OneShotSignal<Void>())
         let (wakes, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let controlEnding = OneShotSignal<LinkControl.Ending>()
@@ -75,15 +85,29 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
             wakeWriter: { wakeContinuation.yield() },
             scheduleTimer: { delay, token in
                 let now = clock.now
-                machine.withLock { $0.schedule(token: token, at: now.advanced(by: delay)) }
-                timerPoke.withLock { $0 }.fire()
+                let wake = machine.withLock { machine in
+                    machine.schedule(token: token, at: now.advanced(by: delay))
+                    return machine.needsEarlierWake
+                }
+                if wake { timerPoke.withLock { $0 }.fire() }
+            },
+            probe: { timeout in
+                let now = clock.now
+                if machine.withLock({ $0.probe(at: now, timeout: timeout) && $0.needsEarlierWake }) { timerPoke.withLock { $0 }.fire() }
             })
+        // On the connection's thread, before any ping can go out: a store under the lock, no task woken.
+        connection.onPong {
+            let now = clock.now
+            machine.withLock { $0.pongReceived(at: now) }
+        }
 
         for message in driver.handshakeMessages() {
             do { try await connection.send(message) } catch { break }  // the reader sees the end
         }
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await readInBatches(id: id) { await read(connection, driver, machine, control, timerPoke, ended) } }
+            group.addTask {
+                await readInBatches(id: id) { await read(connection, driver, machine, control, registry, timerPoke, ended) }
+            }
             group.addTask { await runTimer(connection, driver, machine, timerPoke, ended) }
             group.addTask { await write(connection, driver, wakes, ended) }
             group.addTask {
@@ -102,6 +126,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
             }
             group.cancelAll()
         }
+        registry?.remove(id: id)
         wakeContinuation.finish()
         let end: LinkEnd
         switch ended.value {
@@ -110,11 +135,11 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         case nil:
             end = .requested  // the transport cancelled the scope (disconnect): the seam closes with 1000
         }
-        let (acknowledged, lastReceived, receivedAnything) = machine.withLock { machine in
+        let (acknowledged, lastActivity, heardAnything) = machine.withLock { machine in
             machine.end()
-            return (machine.wasAcknowledged, machine.lastReceived, machine.receivedAnything)
+            return (machine.wasAcknowledged, machine.lastActivity, machine.heardAnything)
         }
-        let wall = receivedAnything ? wallClock.now().addingTimeInterval(-lastReceived.duration(to: clock.now).timeInterval) : nil
+        let wall = heardAnything ? wallClock.now().addingTimeInterval(-lastActivity.duration(to: clock.now).timeInterval) : nil
         logger.debug("link ended", metadata: ["link": "\(id)", "end": "\(end)"])
         return LinkReport(end: end, acknowledged: acknowledged, lastReceived: wall)
     }
@@ -130,7 +155,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     /// The reader: a read's frames at a time, each handled where it is read; the consumers are woken after each read.
     private func read(
         _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ machine: Locked<LinkStateMachine<C.Instant>>,
-        _ control: LinkControl, _ timerPoke: Locked<OneShotSignal<Void>>, _ ended: OneShotSignal<Ended>
+        _ control: LinkControl, _ registry: LinkRegistry?, _ timerPoke: Locked<OneShotSignal<Void>>, _ ended: OneShotSignal<Ended>
     ) async {
         var open = false
         while true {
@@ -147,13 +172,20 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                 return
             }
             let now = clock.now
-            if machine.withLock({ $0.received(at: now) }) { timerPoke.withLock { $0 }.fire() }
+            machine.withLock { $0.received(at: now) }
             defer { DeliveryBatch.current?.flush() }
             for message in messages {
                 if open {
                     switch driver.handleFrame(message) {
                     case .handled:
                         continue
+                    case .keepAlive:
+                        // Once a minute at the service's cadence; it may shorten the watchdog (a learned interval).
+                        let wake = machine.withLock { machine in
+                            machine.keepAliveReceived(at: now)
+                            return machine.needsEarlierWake
+                        }
+                        if wake { timerPoke.withLock { $0 }.fire() }
                     case .reply(let reply):
                         try? await connection.send(reply)
                     case .close(let end, let code, let reason):
@@ -167,10 +199,15 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                     case .reply(let reply):
                         try? await connection.send(reply)
                     case .acknowledged(let liveness):
-                        let first = machine.withLock { $0.acknowledged(at: now, liveness: liveness, rotateAfter: rotateAfter) }
-                        guard first else { continue }
+                        let acknowledged = machine.withLock { $0.acknowledged(at: now, fallback: liveness, rotateAfter: rotateAfter) }
+                        guard let pingNow = acknowledged else { continue }
                         open = true
+                        // One ping at once, to learn whether the server answers pings (recorded as sent before it goes
+                        // out, so a pong cannot overtake it).
+                        if pingNow && !connection.sendPing() { machine.withLock { $0.webSocketPingsUnavailable() } }
+                        // The ack deadline is gone: the timer starts again on the open link's deadlines (once a link).
                         timerPoke.withLock { $0 }.fire()
+                        registry?.add(control)
                         driver.linkOpened(control)
                         control.wake()
                     case .fail(let end, let code, let reason):
@@ -182,7 +219,10 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         }
     }
 
-    /// The timer: sleeps until the state machine's next deadline (or until poked because a deadline moved earlier).
+    /// The timer: sleeps until the state machine's next deadline, deadline after deadline, in one child task, and
+    /// starts that child again only when an event moved the deadline earlier than it sleeps for (a poke). Frames and
+    /// pongs never poke it: they only move deadlines later, which the child finds when it wakes. So an idle link's
+    /// timer wakes only for deadlines that exist, and no cancelled sleep is left to fire for nothing.
     private func runTimer(
         _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ machine: Locked<LinkStateMachine<C.Instant>>,
         _ timerPoke: Locked<OneShotSignal<Void>>, _ ended: OneShotSignal<Ended>
@@ -190,16 +230,41 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         while !Task.isCancelled {
             let poke = OneShotSignal<Void>()
             timerPoke.withLock { $0 = poke }
-            guard let deadline = machine.withLock({ $0.nextDeadline }) else {
-                _ = await poke.wait()
-                continue
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await sleepThroughDeadlines(connection, driver, machine, ended) }
+                _ = await poke.wait()  // `nil` once the scope is cancelled
+                group.cancelAll()
             }
-            guard await race(clock: clock, deadline: deadline, signal: poke) == false, !Task.isCancelled else { continue }
+        }
+    }
+
+    /// Sleeps until each deadline in turn and performs what is due; returns when nothing is due (the timer then waits
+    /// for a poke), when the link failed, or when cancelled.
+    private func sleepThroughDeadlines(
+        _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ machine: Locked<LinkStateMachine<C.Instant>>,
+        _ ended: OneShotSignal<Ended>
+    ) async {
+        while true {
+            let deadline = machine.withLock { machine -> C.Instant? in
+                let next = machine.nextDeadline
+                if let next { machine.timerArm = .sleeping(until: next) } else { machine.timerArm = .idle }
+                return next
+            }
+            guard let deadline else { return }
+            do { try await clock.sleep(until: deadline, tolerance: Self.tolerance(for: clock.now.duration(to: deadline))) } catch { return }
             let now = clock.now
-            for action in machine.withLock({ $0.deadlineReached(at: now) }) {
+            let actions = machine.withLock { machine in
+                machine.timerArm = .awake
+                return machine.deadlineReached(at: now)
+            }
+            for action in actions {
                 switch action {
                 case .sendPing:
+                    if !connection.sendPing() { machine.withLock { $0.webSocketPingsUnavailable() } }
+                case .sendProtocolPing:
                     if let ping = driver.pingMessage() { try? await connection.send(ping) }
+                case .pingsIgnored:
+                    logger.info("the server does not answer WebSocket pings on this link; using the protocol's own check")
                 case .rotate:
                     driver.rotationDue()
                 case .driverTimer(let token):
@@ -214,6 +279,12 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                 }
             }
         }
+    }
+
+    /// How late the timer may wake: a tenth of the sleep, at most a second. Liveness deadlines are tens of seconds, so
+    /// a second late changes nothing, and it lets the system fold the wake into one it makes anyway.
+    static func tolerance(for sleep: Duration) -> Duration {
+        min(max(sleep / 10, .zero), .seconds(1))
     }
 
     /// The writer: after every wake, sends what the driver has pending.

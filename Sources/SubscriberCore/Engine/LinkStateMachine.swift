@@ -1,9 +1,17 @@
 /// The lifecycle of one link, as a pure state machine: events in, actions out, no I/O and no clock of its own.
 ///
-/// The link's scope feeds it (a frame arrived, the handshake was acknowledged, a deadline passed) and performs what it
-/// returns (send a ping, abort the link, start a rotation, fire a protocol timer). Every timer of a link is one
-/// deadline computed here, so the scope needs a single sleeping task. Receiving a frame only records the instant:
-/// deadlines derived from it move later lazily, when the timer wakes, never per frame.
+/// The link's scope feeds it (a frame or a pong arrived, the handshake was acknowledged, a deadline passed, a probe
+/// was asked for) and performs what it returns (send a ping, abort the link, start a rotation, fire a protocol
+/// timer). Every timer of a link is one deadline computed here, so the scope needs a single sleeping task. Receiving a
+/// frame or a pong only records the instant: deadlines derived from it move later lazily, when the timer wakes, never
+/// per frame. The few events that can move the deadline earlier (acknowledgement, a protocol timer, a probe, a learned
+/// `ka` interval) are reported by ``needsEarlierWake``.
+///
+/// Liveness (``LivenessSettings``): after the quiet period the link sends a WebSocket ping; one goes out right after
+/// the acknowledgement too, to learn whether the server answers pings at all. A pong marks the link as one that
+/// answers; from then on a missed pong means it is dead. A first ping whose pong never comes marks it as one that
+/// ignores pings: it stops pinging and uses the protocol's fallback (``LinkLiveness``) — the `ka` watchdog with the
+/// learned interval (AppSync) or the protocol's ping (graphql-transport-ws).
 package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     private enum Phase: Sendable, Equatable {
         case handshaking(deadline: Instant, timeout: Duration)
@@ -11,21 +19,68 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
         case ended
     }
 
+    /// What the link knows about WebSocket pings.
+    package enum PingAnswers: Sendable, Equatable {
+        /// No pong yet (the first ping is out, or pings are off).
+        case unknown
+        /// A pong arrived: a missed pong means the link is dead.
+        case answered
+        /// A ping went unanswered before any pong, or the connection cannot ping: the protocol's fallback applies and
+        /// the link sends no more WebSocket pings.
+        case ignored
+    }
+
+    /// Whether the link's timer sleeps, and until when (kept here so a change can tell whether it must wake it).
+    package enum TimerArm: Sendable, Equatable {
+        /// The timer is handling a deadline and will read the next one itself.
+        case awake
+        /// The timer sleeps until this instant.
+        case sleeping(until: Instant)
+        /// Nothing was due: the timer waits to be woken.
+        case idle
+    }
+
+    private struct OutstandingPing: Sendable, Equatable {
+        var kind: PingKind
+        var sentAt: Instant
+        var deadline: Instant
+        var timeout: Duration
+    }
+
+    private enum PingKind: Sendable, Equatable {
+        case webSocket
+        case protocolPing
+    }
+
+    private let settings: LivenessSettings
     private var phase: Phase
-    private var liveness: LinkLiveness = .none
-    private var pingSentAt: Instant?
+    private var fallback: LinkLiveness = .none
+    private var outstanding: OutstandingPing?
+    private var probeRequest: (at: Instant, timeout: Duration)?
+    private var lastPong: Instant?
+    private var lastKeepAlive: Instant?
+    private var keepAliveIntervals = 0
+    private var largestKeepAliveInterval = Duration.zero
     private var rotateAt: Instant?
     private var driverTimers: [(deadline: Instant, token: Int)] = []
 
-    /// When the last frame of any kind arrived (the socket opening counts as the first activity).
+    /// When the last frame arrived (the socket opening counts as the first activity). WebSocket pongs are kept apart
+    /// (``lastActivity`` covers both).
     package private(set) var lastReceived: Instant
     /// Whether any frame arrived at all.
     package private(set) var receivedAnything = false
     /// Whether the handshake was ever acknowledged (it stays `true` after the link ended).
     package private(set) var wasAcknowledged = false
+    /// What the link learned about WebSocket pings.
+    package private(set) var pingAnswers: PingAnswers = .unknown
+    /// The longest interval seen between two `ka` frames, once two intervals were seen (before that, `nil`).
+    package private(set) var keepAliveInterval: Duration?
+    /// Maintained by the scope's timer: see ``TimerArm``.
+    package var timerArm: TimerArm = .idle
 
     /// A link whose socket opened at `now`; the acknowledgement is due within `ackTimeout`.
-    package init(openedAt now: Instant, ackTimeout: Duration) {
+    package init(openedAt now: Instant, ackTimeout: Duration, liveness settings: LivenessSettings = .default) {
+        self.settings = settings
         phase = .handshaking(deadline: now.advanced(by: ackTimeout), timeout: ackTimeout)
         lastReceived = now
     }
@@ -36,25 +91,88 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
     /// Whether the link has ended.
     package var isEnded: Bool { phase == .ended }
 
-    /// A frame arrived. The hot path: a few stores. Returns `true` when it answered an outstanding ping: the next
-    /// deadline then moves from the pong timeout to the next ping, which may be earlier, so the timer must re-arm.
-    /// (Every other frame only moves deadlines later, which the timer finds out lazily.)
-    @discardableResult
-    package mutating func received(at now: Instant) -> Bool {
+    /// The last sign of life of any kind: a frame or a WebSocket pong. A gap starts here.
+    package var lastActivity: Instant {
+        guard let lastPong, lastPong > lastReceived else { return lastReceived }
+        return lastPong
+    }
+
+    /// Whether a frame or a pong arrived at all.
+    package var heardAnything: Bool { receivedAnything || lastPong != nil }
+
+    // MARK: Events
+
+    /// A frame arrived. The hot path: a few stores. Any frame answers an outstanding protocol ping; a WebSocket ping
+    /// waits for its pong. Deadlines only move later, which the timer finds out lazily.
+    package mutating func received(at now: Instant) {
         lastReceived = now
         receivedAnything = true
-        guard pingSentAt != nil else { return false }
-        pingSentAt = nil
+        if outstanding?.kind == .protocolPing { outstanding = nil }
+    }
+
+    /// A WebSocket pong arrived (on the connection's own thread; it does not wake the link's tasks). It is a sign of
+    /// life either way; while a ping is out it answers it, and the link answers pings from now on — unless it already
+    /// fell back to the protocol's check (a late pong does not undo that: a server that answers later than the pong
+    /// timeout must not make the link flap). An unsolicited pong teaches nothing about pings.
+    package mutating func pongReceived(at now: Instant) {
+        lastPong = now
+        guard outstanding?.kind == .webSocket else { return }
+        outstanding = nil
+        if pingAnswers == .unknown { pingAnswers = .answered }
+    }
+
+    /// A `ka` frame arrived (after ``received(at:)`` for the same frame): its interval is learned.
+    package mutating func keepAliveReceived(at now: Instant) {
+        if let last = lastKeepAlive {
+            keepAliveIntervals += 1
+            largestKeepAliveInterval = max(largestKeepAliveInterval, last.duration(to: now))
+            // The largest interval seen, and only once two were seen: a server that sends two `ka` in a row (at the
+            // acknowledgement, say) must not teach a window that kills the link at the next regular one.
+            if keepAliveIntervals >= 2 { keepAliveInterval = largestKeepAliveInterval }
+        }
+        lastKeepAlive = now
+    }
+
+    /// The handshake was acknowledged; `fallback` is the protocol's own liveness check. Returns `nil` if it already was
+    /// (a duplicate ack changes nothing); otherwise whether to send a WebSocket ping now, to learn whether the server
+    /// answers them (it is recorded as sent: call ``webSocketPingsUnavailable()`` if it could not be).
+    package mutating func acknowledged(at now: Instant, fallback: LinkLiveness, rotateAfter: Duration?) -> Bool? {
+        guard case .handshaking = phase else { return nil }
+        phase = .open
+        wasAcknowledged = true
+        self.fallback = fallback
+        rotateAt = rotateAfter.map { now.advanced(by: $0) }
+        guard settings.webSocketPings, settings.quietPeriod != nil else {
+            if !settings.webSocketPings { pingAnswers = .ignored }
+            return false
+        }
+        outstanding = OutstandingPing(
+            kind: .webSocket, sentAt: now, deadline: now.advanced(by: settings.pongTimeout), timeout: settings.pongTimeout)
         return true
     }
 
-    /// The handshake was acknowledged; returns `false` if it already was (a duplicate ack changes nothing).
-    package mutating func acknowledged(at now: Instant, liveness: LinkLiveness, rotateAfter: Duration?) -> Bool {
-        guard case .handshaking = phase else { return false }
-        phase = .open
-        wasAcknowledged = true
-        self.liveness = liveness
-        rotateAt = rotateAfter.map { now.advanced(by: $0) }
+    /// The connection cannot send WebSocket pings: the protocol's fallback applies from now on.
+    package mutating func webSocketPingsUnavailable() {
+        if outstanding?.kind == .webSocket { outstanding = nil }
+        pingAnswers = .ignored
+    }
+
+    /// Asks for an immediate check that the link still works (a network interface change, the app in the foreground):
+    /// a ping with `timeout` for its answer, sent by the timer at once (``nextDeadline`` becomes `now`). An outstanding
+    /// ping is not repeated; its deadline is brought forward to `timeout` from now. Returns whether anything changed.
+    @discardableResult
+    package mutating func probe(at now: Instant, timeout: Duration) -> Bool {
+        guard phase == .open else { return false }
+        if var ping = outstanding {
+            let deadline = now.advanced(by: timeout)
+            guard deadline < ping.deadline else { return false }
+            ping.deadline = deadline
+            ping.timeout = timeout
+            outstanding = ping
+            return true
+        }
+        guard pingKindForNextPing(includingQuiet: false) != nil else { return false }
+        probeRequest = (now, timeout)
         return true
     }
 
@@ -71,7 +189,34 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
         phase = .ended
         driverTimers = []
         rotateAt = nil
+        outstanding = nil
+        probeRequest = nil
         return true
+    }
+
+    // MARK: Deadlines
+
+    /// The AppSync `ka` watchdog's window: `connectionTimeoutMs`, or, on a link that ignores pings and has learned the
+    /// `ka` interval, two intervals plus the pong timeout if that is shorter.
+    private var keepAliveWindow: Duration? {
+        guard case .serverKeepAlive(let limit) = fallback else { return nil }
+        guard pingAnswers == .ignored, let interval = keepAliveInterval else { return limit }
+        return min(limit, interval * 2 + settings.pongTimeout)
+    }
+
+    /// Which ping the link would send next: a WebSocket ping while pings are not known to be ignored, else the
+    /// protocol's ping where it has one. `includingQuiet`: only when the quiet period is configured (periodic pings).
+    private func pingKindForNextPing(includingQuiet: Bool) -> PingKind? {
+        if includingQuiet && settings.quietPeriod == nil { return nil }
+        if settings.webSocketPings && pingAnswers != .ignored { return .webSocket }
+        if fallback == .protocolPing { return .protocolPing }
+        return nil
+    }
+
+    /// When the next quiet-period ping is due, if the link pings at all.
+    private var quietDeadline: Instant? {
+        guard outstanding == nil, let quiet = settings.quietPeriod, pingKindForNextPing(includingQuiet: true) != nil else { return nil }
+        return lastActivity.advanced(by: quiet)
     }
 
     /// The earliest instant at which ``deadlineReached(at:)`` has something to do; `nil` when nothing is pending.
@@ -88,18 +233,24 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
         case .handshaking(let deadline, _):
             consider(deadline)
         case .open:
-            switch liveness {
-            case .serverKeepAlive(let timeout):
-                consider(lastReceived.advanced(by: timeout))
-            case .clientPing(let interval, let timeout):
-                consider(pingSentAt.map { $0.advanced(by: timeout) } ?? lastReceived.advanced(by: interval))
-            case .none:
-                break
-            }
+            consider(outstanding?.deadline)
+            consider(probeRequest?.at)
+            consider(quietDeadline)
+            consider(keepAliveWindow.map { lastReceived.advanced(by: $0) })
             consider(rotateAt)
         }
         for timer in driverTimers { consider(timer.deadline) }
         return earliest
+    }
+
+    /// Whether the timer must be woken because ``nextDeadline`` is now earlier than what it sleeps for (after an event
+    /// that can move it earlier; frames and pongs never do).
+    package var needsEarlierWake: Bool {
+        switch timerArm {
+        case .awake: false
+        case .idle: nextDeadline != nil
+        case .sleeping(let until): nextDeadline.map { $0 < until } ?? false
+        }
     }
 
     /// Time has reached `now`: what is due, in order. A failure ends the machine and is the last action.
@@ -123,38 +274,54 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
                 self.rotateAt = nil
                 actions.append(.rotate)
             }
-            switch liveness {
-            case .serverKeepAlive(let timeout):
-                if now >= lastReceived.advanced(by: timeout) {
+            if let ping = outstanding, now >= ping.deadline {
+                outstanding = nil
+                switch (ping.kind, pingAnswers) {
+                case (.webSocket, .answered), (.protocolPing, _):
                     end()
-                    actions.append(.fail(.keepAliveTimeout(timeout)))
+                    actions.append(.fail(.pongTimeout(ping.timeout)))
+                    return actions
+                case (.webSocket, _):
+                    // Never answered: the server ignores pings (whether or not frames came meanwhile). The protocol's
+                    // fallback judges the link from now on; this is never a reason to reconnect.
+                    pingAnswers = .ignored
+                    actions.append(.pingsIgnored)
                 }
-            case .clientPing(let interval, let timeout):
-                if let sent = pingSentAt {
-                    if now >= sent.advanced(by: timeout) {
-                        end()
-                        actions.append(.fail(.pongTimeout(timeout)))
-                    }
-                } else if now >= lastReceived.advanced(by: interval) {
-                    pingSentAt = now
-                    actions.append(.sendPing)
+            }
+            if let window = keepAliveWindow, now >= lastReceived.advanced(by: window) {
+                end()
+                actions.append(.fail(.keepAliveTimeout(window)))
+                return actions
+            }
+            if let request = probeRequest, now >= request.at {
+                probeRequest = nil
+                if outstanding == nil, let kind = pingKindForNextPing(includingQuiet: false) {
+                    actions.append(send(kind, at: now, timeout: request.timeout))
                 }
-            case .none:
-                break
+            }
+            if let deadline = quietDeadline, now >= deadline, let kind = pingKindForNextPing(includingQuiet: true) {
+                actions.append(send(kind, at: now, timeout: settings.pongTimeout))
             }
         }
         return actions
     }
+
+    private mutating func send(_ kind: PingKind, at now: Instant, timeout: Duration) -> LinkTimerAction {
+        outstanding = OutstandingPing(kind: kind, sentAt: now, deadline: now.advanced(by: timeout), timeout: timeout)
+        return kind == .webSocket ? .sendPing : .sendProtocolPing
+    }
 }
 
-/// How the link proves it is alive once acknowledged.
+/// The protocol's own way to tell that an open link is alive, used where the server does not answer WebSocket pings.
 package enum LinkLiveness: Sendable, Equatable {
-    /// The server sends keep-alives: silence for this long means the link is dead (AppSync `ka`).
+    /// The server sends keep-alives (AppSync `ka`, which the driver marks as ``LinkFrameStep/keepAlive``); silence for
+    /// this long (`connectionTimeoutMs`) means the link is dead, whatever the pings say. On a link that ignores pings
+    /// the window shrinks to two learned `ka` intervals plus the pong timeout.
     case serverKeepAlive(Duration)
-    /// The client pings after `interval` of silence; silence for `timeout` after the ping means the link is
-    /// dead (graphql-transport-ws `ping`/`pong`). Any frame after the ping counts as an answer.
-    case clientPing(interval: Duration, timeout: Duration)
-    /// No liveness check.
+    /// The protocol has a ping of its own (``LinkDriver/pingMessage()``: graphql-transport-ws `ping`), answered by any
+    /// frame.
+    case protocolPing
+    /// Nothing beyond WebSocket pings.
     case none
 }
 
@@ -164,14 +331,18 @@ package enum LinkFailure: Sendable, Equatable {
     case ackTimeout(Duration)
     /// No frame within the server's keep-alive window.
     case keepAliveTimeout(Duration)
-    /// No frame within the pong timeout after a ping.
+    /// No pong within the timeout after a ping (a WebSocket ping on a link that answers them, or the protocol's).
     case pongTimeout(Duration)
 }
 
 /// What the scope must do when a deadline passed.
 package enum LinkTimerAction: Sendable, Equatable {
-    /// Send the protocol's ping.
+    /// Send a WebSocket ping (call ``LinkStateMachine/webSocketPingsUnavailable()`` if the connection cannot).
     case sendPing
+    /// Send the protocol's ping (``LinkDriver/pingMessage()``).
+    case sendProtocolPing
+    /// The link's first ping went unanswered: it ignores pings and uses the protocol's fallback from now on (logged).
+    case pingsIgnored
     /// The link is dead: abort it at once.
     case fail(LinkFailure)
     /// The connection reached its rotation lead: start replacing it.

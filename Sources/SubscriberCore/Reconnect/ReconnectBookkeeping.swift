@@ -26,11 +26,15 @@ package struct ReconnectBookkeeping: Sendable {
     }
 
     private let policy: ReconnectPolicy
+    private let random: @Sendable () -> Double
     private var attempt = 0
     private var authRejections = 0
 
-    /// Creates bookkeeping for `policy`.
-    package init(policy: ReconnectPolicy) { self.policy = policy }
+    /// Creates bookkeeping for `policy`; `random` (values in `0..<1`) drives the policy's jitter.
+    package init(policy: ReconnectPolicy, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        self.policy = policy
+        self.random = random
+    }
 
     /// Whether the next credentials request should bypass caches (the last ones were refused).
     package var forceRefresh: Bool { authRejections > 0 }
@@ -56,7 +60,7 @@ package struct ReconnectBookkeeping: Sendable {
             return .connectNow
         case .retryable:
             attempt += 1
-            guard let delay = policy.delay(beforeAttempt: attempt) else {
+            guard let delay = policy.delay(beforeAttempt: attempt, random: random) else {
                 let made = attempt - 1
                 return .stop(.failed(.reconnectAttemptsExhausted(made)), .reconnectAttemptsExhausted(made))
             }

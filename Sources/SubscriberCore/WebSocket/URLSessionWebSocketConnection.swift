@@ -25,6 +25,7 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
     private let completed: OneShotSignal<WebSocketCloseInfo>
     private let logger: Logger
     private let state = Locked(State())
+    private let pongHandler = Locked<(@Sendable () -> Void)?>(nil)
 
     init(
         task: any WebSocketTask, negotiatedSubprotocol: String?, completed: OneShotSignal<WebSocketCloseInfo>,
@@ -73,6 +74,20 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
             return true
         }
         if first { task.cancel(with: Int(code), reason: reason.isEmpty ? nil : Data(reason.utf8)) }
+    }
+
+    /// Pings through the task; a pong (the handler called without an error) goes to the link's handler on
+    /// URLSession's delegate queue. A ping that fails reports nothing: the missing pong says enough.
+    func sendPing() -> Bool {
+        guard state.withLock({ $0.end == nil }) else { return true }
+        task.sendPing { [pongHandler] error in
+            if error == nil { pongHandler.withLock { $0 }?() }
+        }
+        return true
+    }
+
+    func onPong(_ handler: @escaping @Sendable () -> Void) {
+        pongHandler.withLock { $0 = handler }
     }
 
     func abort() {

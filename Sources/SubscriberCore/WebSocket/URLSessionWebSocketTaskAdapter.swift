@@ -51,6 +51,10 @@ final class URLSessionWebSocketTaskAdapter: WebSocketTask, @unchecked Sendable {
         }
     }
 
+    func sendPing(pongReceiveHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        task.sendPing(pongReceiveHandler: pongReceiveHandler)
+    }
+
     func cancel(with closeCode: Int, reason: Data?) {
         // Apple's CloseCode accepts any code; where it is a closed enum, unknown (application) codes become 1000.
         task.cancel(with: URLSessionWebSocketTask.CloseCode(rawValue: closeCode) ?? .normalClosure, reason: reason)

@@ -1,8 +1,10 @@
 /// An open WebSocket connection, as a link's scope sees it. It exists only inside
 /// ``WebSocketConnector/withConnection(_:_:)``: the connection lives exactly as long as that closure.
 ///
-/// `receive()` has a single consumer (the link's reader); `send`, `close` and `abort` may be called from any task
-/// of the scope. Control frames (ping/pong) are handled by the implementation and never surface here.
+/// `receive()` has a single consumer (the link's reader); `send`, `close`, `abort` and `sendPing()` may be called from
+/// any task of the scope. Control frames never surface as messages: the implementation answers the server's pings, and
+/// the link's own pings go out with ``sendPing()``, their pongs reported to the handler set with ``onPong(_:)`` (on
+/// the implementation's thread, without waking the reader).
 public protocol WebSocketConnection: Sendable {
     /// The subprotocol the server selected, if the implementation can tell.
     var negotiatedSubprotocol: String? { get }
@@ -30,6 +32,20 @@ public protocol WebSocketConnection: Sendable {
     /// Drops the connection now, without a closing handshake: the link is known to be dead, and waiting for the
     /// peer would only delay the reconnect. A pending `receive()` returns `nil` promptly.
     func abort()
+
+    /// Sends a WebSocket ping (an RFC 6455 control frame) and returns at once; its pong reaches the handler set with
+    /// ``onPong(_:)``. Returns `false` when this connection cannot send pings: the link then relies on its protocol's
+    /// own liveness check. A ping that cannot be delivered (the connection is closing or broken) simply gets no pong.
+    ///
+    /// The default implementation sends nothing and returns `false`, so a connector written before pings joined the
+    /// seam keeps working (its links use the protocol's check: AppSync's `ka` watchdog, graphql-transport-ws pings).
+    func sendPing() -> Bool
+
+    /// Sets the handler called for every pong that arrives, solicited or not, replacing any earlier one. It runs on
+    /// the implementation's own thread (an event loop, a delegate queue): it must be short and must not block.
+    ///
+    /// The default implementation never calls it.
+    func onPong(_ handler: @escaping @Sendable () -> Void)
 }
 
 extension WebSocketConnection {
@@ -37,6 +53,12 @@ extension WebSocketConnection {
     public func receiveBatch() async throws -> [WebSocketMessage]? {
         try await receive().map { [$0] }
     }
+
+    /// No pings: returns `false` (see ``WebSocketConnection/sendPing()``).
+    public func sendPing() -> Bool { false }
+
+    /// No pongs are reported (see ``WebSocketConnection/onPong(_:)``).
+    public func onPong(_ handler: @escaping @Sendable () -> Void) {}
 }
 
 /// Opens WebSocket connections. Transports take one of these so tests can substitute a fake server.

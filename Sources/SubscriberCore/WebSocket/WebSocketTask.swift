@@ -36,10 +36,25 @@ public protocol WebSocketTask: Sendable {
     /// Drops the connection at once, without a closing handshake. A pending ``receive()`` throws promptly.
     func cancel()
 
+    /// Sends a WebSocket ping; `pongReceiveHandler` is called once: with `nil` when the pong arrived, with an error
+    /// when none will (the task ended). `URLSessionWebSocketTask.sendPing(pongReceiveHandler:)` has this shape.
+    ///
+    /// The default implementation reports ``WebSocketSeamError/unsupportedPlatform(_:)`` at once, so a task written
+    /// before pings joined the seam keeps working: the link finds that pings go unanswered and uses its protocol's own
+    /// liveness check.
+    func sendPing(pongReceiveHandler: @escaping @Sendable ((any Error)?) -> Void)
+
     /// Waits until the task has ended, and tells how: the peer's close code and reason when its close frame
     /// arrived, otherwise `code` `nil` and a description of the failure. `initiatedLocally` is ignored (the connector
     /// knows what it did itself).
     func completion() async -> WebSocketCloseInfo
+}
+
+extension WebSocketTask {
+    /// Reports at once that no pong will come (see ``WebSocketTask/sendPing(pongReceiveHandler:)``).
+    public func sendPing(pongReceiveHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        pongReceiveHandler(WebSocketSeamError.unsupportedPlatform("this WebSocketTask does not send pings"))
+    }
 }
 
 // MARK: - The connector

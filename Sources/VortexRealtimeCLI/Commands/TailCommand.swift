@@ -46,13 +46,17 @@ struct TailCommand: AsyncParsableCommand {
     @Option(name: .customLong("operation-name"), help: "GraphQL: the operation name.")
     var operationName: String?
 
-    @Option(help: "Reconnect policy: fixed:SECONDS or exponential:BASE:MAX (optionally :attempts=N).")
-    var reconnect: String = "fixed:10"
+    @Option(help: "Reconnect policy: fixed:SECONDS or exponential:BASE:MAX[:jitter=J] (optionally :attempts=N).")
+    var reconnect: String = "exponential:1:10"
 
-    @Option(name: .customLong("ping-interval"), help: "GraphQL: ping after this many seconds of silence (0: never). Default 15.")
-    var pingInterval: Double = 15
+    @Option(
+        name: [.customLong("quiet-period"), .customLong("ping-interval")],
+        help: "Both transports: ping after this many seconds without any frame (0: never). Default 30. (--ping-interval: the old name.)")
+    var quietPeriod: Double = 30
 
-    @Option(name: .customLong("pong-timeout"), help: "GraphQL: seconds of silence after a ping before the link counts as dead. Default 10.")
+    @Option(
+        name: .customLong("pong-timeout"),
+        help: "Both transports: seconds a ping may wait for its pong before the link counts as dead. Default 10.")
     var pongTimeout: Double = 10
 
     @Flag(help: "Log transport details to stderr.")
@@ -76,23 +80,21 @@ struct TailCommand: AsyncParsableCommand {
                 throw ValidationError("--query: \(error)")
             }
         }
-        guard pingInterval >= 0, pingInterval.isFinite else {
-            throw ValidationError("--ping-interval: expected seconds ≥ 0, got \(pingInterval)")
+        guard quietPeriod >= 0, quietPeriod <= 86_400 else {
+            throw ValidationError("--quiet-period: expected seconds from 0 to 86400, got \(quietPeriod)")
         }
-        guard pongTimeout > 0, pongTimeout.isFinite else {
-            throw ValidationError("--pong-timeout: expected seconds > 0, got \(pongTimeout)")
+        guard pongTimeout > 0, pongTimeout <= 86_400 else {
+            throw ValidationError("--pong-timeout: expected seconds above 0 and at most 86400, got \(pongTimeout)")
         }
-        guard ReconnectPolicy(parsing: reconnect) != nil else {
-            throw ValidationError("--reconnect: expected fixed:SECONDS or exponential:BASE:MAX, got \"\(reconnect)\"")
-        }
+        do { _ = try ReconnectPolicy(validating: reconnect) } catch { throw ValidationError("--reconnect: \(error)") }
     }
 
     func run() async throws {
         let logger = CLILogging.bootstrap(verbose: verbose)
         var configuration = RealtimeConfiguration()
         configuration.reconnect = reconnect
-        configuration.graphQLPingIntervalSeconds = pingInterval == 0 ? nil : pingInterval
-        configuration.graphQLPongTimeoutSeconds = pongTimeout
+        configuration.liveness.quietPeriodSeconds = quietPeriod == 0 ? nil : quietPeriod
+        configuration.liveness.pongTimeoutSeconds = pongTimeout
         let subscriptions: [(request: SubscriptionRequest, line: @Sendable (RealtimePayload) -> String)]
         switch transport {
         case .appsync:

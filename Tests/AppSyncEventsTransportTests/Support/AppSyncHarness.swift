@@ -6,7 +6,8 @@ import Testing
 
 @testable import AppSyncEventsTransport
 
-/// A transport wired to the scripted server, a manual clock and deterministic ids (`id-1`, `id-2`, ...).
+/// A transport wired to the scripted server, a manual clock and deterministic ids (`id-1`, `id-2`, ...); reconnects
+/// after a fixed 10 s unless a test configures otherwise. The server answers pings at once unless told otherwise.
 struct AppSyncHarness {
     static let endpointText = "https://abc.appsync-api.us-east-1.amazonaws.com/event"
     let server = ScriptedWebSocketServer()
@@ -20,6 +21,8 @@ struct AppSyncHarness {
         configure: (inout AppSyncEventsConfiguration) -> Void = { _ in }
     ) throws {
         var configuration = AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(Self.endpointText))
+        // The tests' timelines were written for a fixed 10 s backoff (the default before the jittered one).
+        configuration.reconnectPolicy = .fixed(.seconds(10))
         configure(&configuration)
         let counter = Locked(0)
         let clock = self.clock

@@ -22,6 +22,8 @@ final class ScriptedNIOWebSocketServer: Sendable {
         var silentUpgrade = false
         /// Whether the server answers the client's close frame (and then closes the TCP connection).
         var answersClose = true
+        /// Whether the server answers the client's pings with pongs.
+        var answersPings = true
         /// The largest frame the server accepts.
         var maxFrameSize = 4 * 1024 * 1024
     }
@@ -36,6 +38,7 @@ final class ScriptedNIOWebSocketServer: Sendable {
         var texts: [String] = []
         var binaries: [[UInt8]] = []
         var pongs: [[UInt8]] = []
+        var pings: [[UInt8]] = []
         var clientCloses: [ClientClose] = []
         var client: (any Channel)?
         var serverSentClose = false
@@ -61,7 +64,8 @@ final class ScriptedNIOWebSocketServer: Sendable {
         let state = Locked(State())
         var behaviour = NIOWebSocketTestServer.Behaviour { channel, _ in
             state.withLock { $0.client = channel }
-            try channel.pipeline.syncOperations.addHandler(ServerFrameHandler(state: state, answersClose: options.answersClose))
+            try channel.pipeline.syncOperations.addHandler(
+                ServerFrameHandler(state: state, answersClose: options.answersClose, answersPings: options.answersPings))
         }
         behaviour.selectSubprotocol = { _ in options.selectedSubprotocol }
         behaviour.maxFrameSize = options.maxFrameSize
@@ -110,6 +114,14 @@ final class ScriptedNIOWebSocketServer: Sendable {
     /// Waits until the client has sent `count` text messages and returns them.
     func waitForTexts(_ count: Int) async throws -> [String] {
         try await poll("\(count) text messages") { $0.texts.count >= count ? $0.texts : nil }
+    }
+
+    /// The payload of every ping the client sent.
+    var receivedPings: [[UInt8]] { state.withLock { $0.pings } }
+
+    /// Waits until the client has sent `count` pings.
+    func waitForPings(_ count: Int) async throws -> [[UInt8]] {
+        try await poll("\(count) ping(s)") { $0.pings.count >= count ? $0.pings : nil }
     }
 
     /// Waits for the client's first pong.
@@ -193,11 +205,13 @@ private final class ServerFrameHandler: ChannelInboundHandler {
 
     private let state: Locked<ScriptedNIOWebSocketServer.State>
     private let answersClose: Bool
+    private let answersPings: Bool
     private var fragments: (opcode: WebSocketOpcode, bytes: [UInt8])?
 
-    init(state: Locked<ScriptedNIOWebSocketServer.State>, answersClose: Bool) {
+    init(state: Locked<ScriptedNIOWebSocketServer.State>, answersClose: Bool, answersPings: Bool) {
         self.state = state
         self.answersClose = answersClose
+        self.answersPings = answersPings
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -211,6 +225,8 @@ private final class ServerFrameHandler: ChannelInboundHandler {
             fragments?.bytes += payload
             if frame.fin { completeMessage() }
         case .ping:
+            state.withLock { $0.pings.append(payload) }
+            guard answersPings else { break }
             let pong = WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)
             context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
         case .pong:

@@ -1,0 +1,28 @@
+import ArgumentParser
+
+/// A lifecycle event, as the benchmark plays it through the proxy and the drivable network path monitor.
+enum Scenario: String, ExpressibleByArgument, CaseIterable, Sendable {
+    /// The link goes silent in both directions (a dead NAT mapping, a blackholed route): found by the liveness check.
+    case blackhole
+    /// The connection is reset (both directions shut down at once).
+    case hardClose = "hard-close"
+    /// The network goes away (the path is unsatisfied and the socket is reset) and comes back 5 s later; times count
+    /// from the return.
+    case networkReturn = "network-return"
+    /// The interface changes (Wi-Fi → cellular) and the old socket is left silent: found by the probe.
+    case interfaceSwitch = "interface-switch"
+    /// The app returns to the foreground after the link died silently while it was suspended: `verifyConnection()`
+    /// (what `BackendNotifier.enterForeground()` calls); times count from the call.
+    case foreground
+
+    /// What the table calls it.
+    var title: String {
+        switch self {
+        case .blackhole: "blackholed link"
+        case .hardClose: "hard close"
+        case .networkReturn: "network loss, return after 5 s (from the return)"
+        case .interfaceSwitch: "interface switch, old socket silent"
+        case .foreground: "foreground after a silent death (verifyConnection)"
+        }
+    }
+}

@@ -1,0 +1,51 @@
+#if canImport(Network)
+import Dispatch
+import Network
+
+/// The ``NetworkPathMonitor`` of Apple platforms: an `NWPathMonitor` (Network framework) reporting each path it sees
+/// as a ``NetworkPath`` — satisfied or not, and the interface it uses (Wi-Fi, cellular, wired, loopback, other).
+///
+/// Deliberately small: the monitor starts on a queue of its own when created and is cancelled when released; every
+/// update goes through a ``DrivenNetworkPathMonitor``, which holds the current path and the consumers' streams. (It
+/// cannot be compiled on Linux, where this package is built and tested; the logic it feeds is tested through the
+/// driven monitor.)
+public final class SystemNetworkPathMonitor: NetworkPathMonitor, @unchecked Sendable {
+    // `@unchecked`: `NWPathMonitor` is thread-safe (its handler runs on `queue`), and both properties are `let`s.
+    private let monitor = NWPathMonitor()
+    private let relay = DrivenNetworkPathMonitor(nil)
+
+    /// Starts monitoring at once.
+    public init() {
+        let relay = relay
+        monitor.pathUpdateHandler = { path in relay.update(Self.networkPath(path)) }
+        monitor.start(queue: DispatchQueue(label: "vortex.network-path"))
+    }
+
+    deinit {
+        monitor.cancel()
+        relay.finish()
+    }
+
+    /// A new stream starting with the current path (as soon as the monitor reported one).
+    public func paths() -> AsyncStream<NetworkPath> { relay.paths() }
+
+    /// `NWPath` → ``NetworkPath``. `requiresConnection` counts as satisfied: a new connection may bring the path up
+    /// (cellular or a VPN on demand), so reconnect attempts are worth making.
+    static func networkPath(_ path: NWPath) -> NetworkPath {
+        guard path.status != .unsatisfied else { return .unsatisfied }
+        let interface: NetworkPath.Interface =
+            if path.usesInterfaceType(.wifi) {
+                .wifi
+            } else if path.usesInterfaceType(.cellular) {
+                .cellular
+            } else if path.usesInterfaceType(.wiredEthernet) {
+                .wired
+            } else if path.usesInterfaceType(.loopback) {
+                .loopback
+            } else {
+                .other
+            }
+        return .satisfied(interface)
+    }
+}
+#endif
