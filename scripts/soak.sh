@@ -7,8 +7,8 @@
 #   scripts/soak.sh -n 3 --filter Fan    3 rounds of the tests matching a `swift test --filter` pattern
 #   scripts/soak.sh --no-load            without the CPU burners
 #
-# It builds once (`swift build --build-tests`), then each round runs `swift test --skip-build`: the whole suite is the
-# main run plus ChaosTests and FuzzTests on their own (as scripts/test.sh does), or just the --filter pattern.
+# It builds once (`swift build --build-tests`), then each round runs `swift test --skip-build`: the whole suite in the
+# groups of scripts/lib/test-groups.sh (as scripts/test.sh does), or just the --filter pattern (no spaces in it).
 # Every round's output is kept in .build/soak/round-<n>-<part>.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,11 +56,12 @@ else
   echo "soak: $rounds round(s), no CPU burner"
 fi
 
-# The parts of one round: a name, and the `swift test` option and pattern.
+# The parts of one round: a name, and the `swift test` filter (the groups of scripts/test.sh, or the --filter pattern).
 if [ -n "$filter" ]; then
-  names=(filtered); options=(--filter); patterns=("$filter")
+  names=(filtered); group_args=("--filter $filter")
 else
-  names=(main chaos fuzz); options=(--skip --filter --filter); patterns=('ChaosTests|FuzzTests' ChaosTests FuzzTests)
+  source scripts/lib/test-groups.sh
+  names=("${test_group_names[@]}"); group_args=("${test_group_args[@]}")
 fi
 
 # The failing tests a `swift test` log names, one per line: Swift Testing's "✘ Test <name> failed after …" (the name as
@@ -80,7 +81,8 @@ for round in $(seq "$rounds"); do
     name="${names[$index]}"
     log="$logs/round-$round-$name.log"
     status=0
-    swift test --skip-build "${options[$index]}" "${patterns[$index]}" >"$log" 2>&1 || status=$?
+    read -r -a args <<<"${group_args[$index]}"
+    swift test --skip-build "${args[@]}" >"$log" 2>&1 || status=$?
     named=$(failed_tests "$log")
     if [ -n "$named" ]; then
       while IFS= read -r test; do echo "$test|$round|$log" >>"$failures"; done <<<"$named"

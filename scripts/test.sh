@@ -20,9 +20,13 @@ fi
 if [ $# -gt 0 ]; then
   swift test --skip-build "$@"
 else
-  # The chaos and fuzz suites load both cores for half a minute each, and the fuzz suite asserts how fast every link
-  # is replaced: each runs on its own, not beside 370 other tests with real-time timeouts.
-  swift test --skip-build --skip 'ChaosTests|FuzzTests'
-  swift test --skip-build --filter ChaosTests
-  swift test --skip-build --filter FuzzTests
+  # In groups, one after another (scripts/lib/test-groups.sh says why).
+  source scripts/lib/test-groups.sh
+  status=0
+  for index in "${!test_group_names[@]}"; do
+    read -r -a group_args <<<"${test_group_args[$index]}"
+    echo "== ${test_group_names[$index]}: swift test ${test_group_args[$index]}"
+    swift test --skip-build "${group_args[@]}" || status=1
+  done
+  exit "$status"
 fi

@@ -90,7 +90,7 @@ public final class ManualClock: Clock, Sendable {
             if ContinuousClock.now - start > .milliseconds(Int64(TestTime.scaled(timeout) * 1000)) {
                 throw TestTimeoutError(what: "a sleeper of \(duration) on the manual clock")
             }
-            try await Task.sleep(for: .milliseconds(1))
+            try await TestTime.pollPause()
         }
     }
 
@@ -102,7 +102,7 @@ public final class ManualClock: Clock, Sendable {
             if ContinuousClock.now - start > .milliseconds(Int64(TestTime.scaled(timeout) * 1000)) {
                 throw TestTimeoutError(what: "\(count) sleeper(s) on the manual clock (have \(sleeperCount))")
             }
-            try await Task.sleep(for: .milliseconds(1))
+            try await TestTime.pollPause()
         }
     }
 }

@@ -52,7 +52,7 @@ public final class ScriptedAuthSession: AuthSession, Sendable {
     /// - Throws: ``TestTimeoutError`` if that does not happen within `timeout` seconds.
     public func waitForHeldCalls(_ count: Int = 1, timeout: Double = 5) async throws {
         try await withTestTimeout(timeout, "\(count) held credentials call(s)") { [state] in
-            while state.withLock({ $0.held.count }) < count { try await Task.sleep(for: .milliseconds(1)) }
+            while state.withLock({ $0.held.count }) < count { try await TestTime.pollPause() }
         }
     }
 

@@ -115,6 +115,14 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
     /// How often `verifyConnection()` was called.
     public var verifyConnectionCount: Int { state.withLock { $0.verifications } }
 
+    /// Waits until `verifyConnection()` has been called `count` times in all (the notifier asks for it from a task of
+    /// its own, after `enterForeground()` returned).
+    public func waitForVerifications(_ count: Int, timeout: Double = 5) async throws {
+        try await withTestTimeout(timeout, "\(count) verifyConnection() call(s)") { [state] in
+            while state.withLock({ $0.verifications < count }) { try await TestTime.pollPause() }
+        }
+    }
+
     /// Waits for the first subscription opened after `index` (exclusive) whose request matches.
     public func waitForSubscription(
         after index: Int = -1, timeout: Double = 5, where matches: @escaping @Sendable (SubscriptionRequest) -> Bool = { _ in true }
@@ -122,7 +130,7 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
         try await withTestTimeout(timeout, "a matching subscription") { [state] in
             while true {
                 if let found = state.withLock({ $0.subscriptions.first { $0.index > index && matches($0.request) } }) { return found }
-                try await Task.sleep(for: .milliseconds(1))
+                try await TestTime.pollPause()
             }
         }
     }

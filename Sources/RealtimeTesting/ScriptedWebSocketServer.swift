@@ -77,7 +77,7 @@ public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
                     return state.connections[state.handedOut]
                 }
                 if let next { return next }
-                try await Task.sleep(for: .milliseconds(1))
+                try await TestTime.pollPause()
             }
         }
     }
@@ -265,7 +265,7 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
     /// Waits until the client has sent at least `count` pings on this connection.
     public func waitForPings(_ count: Int, timeout: Double = 5) async throws {
         try await withTestTimeout(timeout, "the client to send \(count) ping(s)") { [state] in
-            while state.withLock({ $0.pings }) < count { try await Task.sleep(for: .milliseconds(1)) }
+            while state.withLock({ $0.pings }) < count { try await TestTime.pollPause() }
         }
     }
 
@@ -301,7 +301,7 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
                     return state.sent[state.sentCursor]
                 }
                 if case .text(let text)? = next { return text }
-                if next == nil { try await Task.sleep(for: .milliseconds(1)) }
+                if next == nil { try await TestTime.pollPause() }
             }
         }
     }
@@ -320,7 +320,7 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
         try await withTestTimeout(timeout, "the client to close") { [state] in
             while true {
                 if let close = state.withLock({ $0.clientClose }) { return close }
-                try await Task.sleep(for: .milliseconds(1))
+                try await TestTime.pollPause()
             }
         }
     }

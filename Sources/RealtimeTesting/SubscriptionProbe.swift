@@ -54,7 +54,7 @@ public final class SubscriptionProbe: Sendable {
                 }
                 if let next { return next }
                 if state.withLock({ $0.ending }) != nil { throw TestTimeoutError(what: "an event (the stream has ended)") }
-                try await Task.sleep(for: .milliseconds(1))
+                try await TestTime.pollPause()
             }
         }
     }
@@ -64,7 +64,7 @@ public final class SubscriptionProbe: Sendable {
         try await withTestTimeout(timeout, "the stream to end") { [state] in
             while true {
                 if let ending = state.withLock({ $0.ending }) { return ending }
-                try await Task.sleep(for: .milliseconds(1))
+                try await TestTime.pollPause()
             }
         }
     }

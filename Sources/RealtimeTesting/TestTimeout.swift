@@ -31,6 +31,14 @@ public enum TestTime {
 
     /// `duration` times ``scale``.
     public static func scaled(_ duration: Duration) -> Duration { duration * scale }
+
+    /// How long a polled wait pauses between two checks of its condition. Not shorter: on 2 cores a few hundred
+    /// tests wait at once, and a millisecond's pause each would wake the cooperative pool hundreds of thousands of
+    /// times a second, starving the very code they wait for.
+    public static let pollInterval: Duration = .milliseconds(10)
+
+    /// Pauses one ``pollInterval`` between two checks of a polled condition.
+    public static func pollPause() async throws { try await Task.sleep(for: pollInterval) }
 }
 
 /// Runs `operation`, failing with ``TestTimeoutError`` if it takes longer than `seconds` of real time (times
@@ -83,6 +91,6 @@ public func waitUntil(_ what: String, timeout seconds: Double = 5, _ condition: 
     let deadline = clock.now.advanced(by: TestTime.scaled(.milliseconds(Int64(seconds * 1000))))
     while !condition() {
         guard clock.now < deadline else { throw TestTimeoutError(what: what) }
-        try await Task.sleep(for: .milliseconds(1))
+        try await TestTime.pollPause()
     }
 }

@@ -281,7 +281,7 @@ struct AppSyncSendTimeCredentialsTests {
         try await harness.auth.waitForHeldCalls(1)
         doomed.cancel()
         try await withTestTimeout(5, "the cancelled subscription to go") {
-            while await harness.transport.subscriptionCount > 1 { try await Task.sleep(for: .milliseconds(1)) }
+            while await harness.transport.subscriptionCount > 1 { try await TestTime.pollPause() }
         }
         harness.auth.releaseCredentials()
         _ = await harness.subscribe("default/c")

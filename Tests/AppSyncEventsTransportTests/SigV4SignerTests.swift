@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import RealtimeTesting
 import SubscriberCore
 import Testing
 
@@ -651,7 +652,7 @@ enum BotocorePeer {
     }
 
     /// Signs every case with botocore and returns its results in order.
-    static func sign(_ cases: [SigV4Case]) throws -> [Signed] {
+    static func sign(_ cases: [SigV4Case]) async throws -> [Signed] {
         if case .failure(let failure) = availability {
             throw Failure(
                 description: "botocore peer unavailable (required because CI or VORTEX_REQUIRE_PEERS=1 is set): \(failure). "
@@ -664,7 +665,9 @@ enum BotocorePeer {
                 accessKeyID: item.accessKeyID, secretAccessKey: item.secretAccessKey, sessionToken: item.sessionToken,
                 region: item.region, service: item.service)
         }
-        let (status, output, errors) = try run(arguments: [], input: try JSONEncoder().encode(requests))
+        let input = try JSONEncoder().encode(requests)
+        // A Python process's whole life: on a thread of its own, never on one of the cooperative pool's few threads.
+        let (status, output, errors) = try await onOwnThread { try run(arguments: [], input: input) }
         guard status == 0 else { throw Failure(description: "sigv4_reference.py exited \(status): \(errors)") }
         let results = try JSONDecoder().decode([Signed].self, from: output)
         guard results.count == cases.count else {
@@ -750,9 +753,9 @@ enum BotocorePeer {
 @Suite("SigV4Signer vs botocore", .enabled(if: BotocorePeer.shouldRun), .timeLimit(.minutes(2)))
 struct SigV4SignerBotocoreTests {
     @Test("botocore reproduces the published vectors (guards the hard-coded expectations)")
-    func botocoreReproducesPublishedVectors() throws {
+    func botocoreReproducesPublishedVectors() async throws {
         let cases = SigV4Case.awsSuite
-        for (vector, result) in zip(cases, try BotocorePeer.sign(cases)) {
+        for (vector, result) in zip(cases, try await BotocorePeer.sign(cases)) {
             #expect(header("Authorization", in: result.headers) == vector.authorization, "\(vector.name)")
             if let expected = vector.canonicalRequest { #expect(result.canonicalRequest == expected, "\(vector.name)") }
             if let expected = vector.stringToSign { #expect(result.stringToSign == expected, "\(vector.name)") }
@@ -760,9 +763,9 @@ struct SigV4SignerBotocoreTests {
     }
 
     @Test("Swift and botocore agree on AppSync Events requests")
-    func swiftMatchesBotocore() throws {
+    func swiftMatchesBotocore() async throws {
         let cases = SigV4Case.appSync + SigV4Case.awsSuite
-        for (item, result) in zip(cases, try BotocorePeer.sign(cases)) {
+        for (item, result) in zip(cases, try await BotocorePeer.sign(cases)) {
             let details = try item.details()
             let reference = "\(item.name) (botocore \(result.botocoreVersion))"
             #expect(details.canonicalRequest == result.canonicalRequest, "\(reference)")
@@ -785,7 +788,7 @@ struct SigV4SignerBotocoreTests {
             "https://ABC.APPSYNC-API.us-east-1.amazonaws.com:443/event",
             "https://Events.Example.com:8443/event",
         ])
-    func authorizerMatchesBotocore(url: String) throws {
+    func authorizerMatchesBotocore(url: String) async throws {
         let aws = AWSCredentials(
             accessKeyID: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
             sessionToken: SigV4Case.temporaryToken, region: "us-east-1")
@@ -798,18 +801,18 @@ struct SigV4SignerBotocoreTests {
             name: url, method: "POST", url: url, headers: AppSyncAuthorizer.iamBaseHeaders, body: SigV4Case.subscribeBody,
             date: SigV4Case.appSyncDate, accessKeyID: aws.accessKeyID, secretAccessKey: aws.secretAccessKey,
             sessionToken: aws.sessionToken, region: aws.region, service: "appsync")
-        let result = try #require(try BotocorePeer.sign([item]).first)
+        let result = try #require(try await BotocorePeer.sign([item]).first)
         let host = try #require(sent["host"])
         #expect(result.canonicalRequest.contains("\nhost:\(host)\n"), "botocore signed another host than \(host)")
         #expect(header("Authorization", in: sent) == header("Authorization", in: result.headers))
     }
 
     @Test("a wrong secret is caught by the cross-check")
-    func wrongSecretDisagrees() throws {
+    func wrongSecretDisagrees() async throws {
         let item = try #require(SigV4Case.appSync.first)
         var wrong = item
         wrong.secretAccessKey += "x"
-        let result = try #require(try BotocorePeer.sign([item]).first)
+        let result = try #require(try await BotocorePeer.sign([item]).first)
         let swift = try wrong.details()
         #expect(swift.canonicalRequest == result.canonicalRequest)
         #expect(header("Authorization", in: swift.headers) != header("Authorization", in: result.headers))

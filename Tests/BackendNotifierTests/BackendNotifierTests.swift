@@ -152,7 +152,7 @@ struct BackendNotifierTests {
         #expect(harness.transport.subscriptions.count == 1)
         first.cancel()
         try await withTestTimeout(5, "the first observer to be gone") {
-            while await harness.notifier.hubs.revoke.observerCount > 1 { try await Task.sleep(for: .milliseconds(1)) }
+            while await harness.notifier.hubs.revoke.observerCount > 1 { try await TestTime.pollPause() }
         }
         // The upstream still delivers to the remaining observer: it was not cancelled.
         upstream.send(json: Samples.revoke)
@@ -160,7 +160,7 @@ struct BackendNotifierTests {
         #expect(!upstream.isCancelled)
         second.cancel()
         try await withTestTimeout(5, "the upstream to be cancelled") {
-            while !upstream.isCancelled { try await Task.sleep(for: .milliseconds(1)) }
+            while !upstream.isCancelled { try await TestTime.pollPause() }
         }
     }
 
@@ -173,7 +173,7 @@ struct BackendNotifierTests {
             upstream.send(json: #"{"eventType":"organization/planChanged","timestamp":"\#(Samples.timestamp)","orgId":"o-\#(index)"}"#)
         }
         try await withTestTimeout(5, "five deliveries") {
-            while await harness.notifier.statistics().streams["plan"]?.delivered ?? 0 < 5 { try await Task.sleep(for: .milliseconds(1)) }
+            while await harness.notifier.statistics().streams["plan"]?.delivered ?? 0 < 5 { try await TestTime.pollPause() }
         }
         #expect(await harness.notifier.statistics().streams["plan"]?.dropped == 3)
         var iterator = stream.makeAsyncIterator()
@@ -239,7 +239,7 @@ struct BackendNotifierTests {
         await harness.notifier.update(userId: nil, organizationId: nil)
         #expect(harness.transport.activeSubscriptions.allSatisfy { $0.index < second.index } || second.isCancelled)
         try await withTestTimeout(5, "signedOut") {
-            while !events.received.contains(.signedOut) { try await Task.sleep(for: .milliseconds(1)) }
+            while !events.received.contains(.signedOut) { try await TestTime.pollPause() }
         }
         #expect(!(await harness.notifier.isConnectedUpstream))
     }
@@ -258,14 +258,14 @@ struct BackendNotifierTests {
         #expect(harness.transport.disconnectCount == 0)
         // The connection was kept: the transport is asked to check it at once.
         try await withTestTimeout(5, "verifyConnection") {
-            while harness.transport.verifyConnectionCount < 1 { try await Task.sleep(for: .milliseconds(1)) }
+            while harness.transport.verifyConnectionCount < 1 { try await TestTime.pollPause() }
         }
         await harness.notifier.enterBackground()
         try await harness.clock.waitForSleeper(sleeping: .seconds(30))
         harness.clock.advance(by: .seconds(30))
         // `suspended` is reported once the transport is disconnected.
         try await withTestTimeout(5, "suspension") {
-            while !events.received.contains(.suspended) { try await Task.sleep(for: .milliseconds(1)) }
+            while !events.received.contains(.suspended) { try await TestTime.pollPause() }
         }
         #expect(await harness.notifier.isSuspended)
         #expect(await harness.notifier.connectionState == .suspended)
@@ -278,7 +278,7 @@ struct BackendNotifierTests {
         #expect(try await plans.next().isFreePlan == true)
         try await withTestTimeout(5, "a resumed event") {
             while !events.received.contains(where: { if case .resumed(_, _, let gap) = $0 { gap.duration == 20 } else { false } }) {
-                try await Task.sleep(for: .milliseconds(1))
+                try await TestTime.pollPause()
             }
         }
         #expect(events.received.filter { $0 == .suspended }.count == 1)

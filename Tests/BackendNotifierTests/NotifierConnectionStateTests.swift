@@ -12,7 +12,7 @@ import Testing
 struct NotifierConnectionStateTests {
     static func waitFor(_ probe: ValueProbe<NotifierConnectionState>, _ state: NotifierConnectionState) async throws {
         try await withTestTimeout(5, "state \(state)") {
-            while probe.received.last != state { try await Task.sleep(for: .milliseconds(1)) }
+            while probe.received.last != state { try await TestTime.pollPause() }
         }
     }
 
@@ -60,7 +60,7 @@ struct NotifierConnectionStateTests {
         try await Self.waitFor(states, .reconnecting)
         try await withTestTimeout(5, "graphql metrics") {
             while harness.metrics.counterTotal(label: "vortex_realtime_reconnects_total", transport: "graphql") < 1 {
-                try await Task.sleep(for: .milliseconds(1))
+                try await TestTime.pollPause()
             }
         }
         #expect(harness.metrics.counterTotal(label: "vortex_realtime_connection_attempts_total", transport: "graphql") == 1)

@@ -15,19 +15,19 @@ struct NotifierForegroundProbeTests {
         let plans = ValueProbe(await harness.notifier.planValues())
         let first = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("organization/*"))
         await harness.notifier.enterForeground()
-        #expect(harness.transport.verifyConnectionCount == 1, "foreground without a background stay still checks the link")
+        try await harness.transport.waitForVerifications(1)  // foreground without a background stay still checks the link
         await harness.notifier.enterBackground()
         try await harness.clock.waitForSleeper(sleeping: .seconds(30))
         harness.clock.advance(by: .seconds(10))
         await harness.notifier.enterForeground()
-        #expect(harness.transport.verifyConnectionCount == 2)
+        try await harness.transport.waitForVerifications(2)
         #expect(harness.transport.disconnectCount == 0)
 
         await harness.notifier.enterBackground()
         try await harness.clock.waitForSleeper(sleeping: .seconds(30))
         harness.clock.advance(by: .seconds(30))
         try await withTestTimeout(5, "suspension") {
-            while !(await harness.notifier.isSuspended) { try await Task.sleep(for: .milliseconds(1)) }
+            while !(await harness.notifier.isSuspended) { try await TestTime.pollPause() }
         }
         await harness.notifier.enterForeground()
         _ = try await harness.transport.waitForSubscription(after: first.index, where: NotifierHarness.channel("organization/*"))

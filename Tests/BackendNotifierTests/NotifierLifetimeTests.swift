@@ -32,7 +32,7 @@ struct NotifierLifetimeTests {
             }
             try await withTestTimeout(5, "everything to be released") { [self] in
                 while !(notifier.isReleased && transport.isReleased && (hubs + buffers).allSatisfy(\.isReleased)) {
-                    try await Task.sleep(for: .milliseconds(1))
+                    try await TestTime.pollPause()
                 }
             }
         }
@@ -126,7 +126,7 @@ struct NotifierLifetimeTests {
         let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("roleChanged"))
         for _ in 0..<10_000 { _ = await harness.notifier.roleValues() }
         try await withTestTimeout(5, "the dropped observers to be gone") {
-            while await harness.notifier.hubs.role.observerCount > 1 { try await Task.sleep(for: .milliseconds(1)) }
+            while await harness.notifier.hubs.role.observerCount > 1 { try await TestTime.pollPause() }
         }
         #expect(!upstream.isCancelled)
         #expect(harness.transport.subscriptions.count == 1)

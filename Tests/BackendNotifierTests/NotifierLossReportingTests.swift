@@ -26,7 +26,7 @@ struct NotifierLossReportingTests {
             upstream.send(json: #"{"eventType":"organization/planChanged","timestamp":"\#(Samples.timestamp)","orgId":"o-\#(index)"}"#)
         }
         try await withTestTimeout(5, "three drops reported") {
-            while Self.losses(events).reduce(0, { $0 + $1.1.count }) < 3 { try await Task.sleep(for: .milliseconds(1)) }
+            while Self.losses(events).reduce(0, { $0 + $1.1.count }) < 3 { try await TestTime.pollPause() }
         }
         let losses = Self.losses(events)
         #expect(losses.allSatisfy { $0.0 == "plan" && $0.1.reason == .bufferOverflow && $0.1.window.start <= $0.1.window.end })

@@ -21,7 +21,7 @@ struct NotifierRecoveryTests {
         let organization = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("organization/*"))
         harness.transport.failAll(with: RealtimeError.sessionExpired("refused twice"))
         try await withTestTimeout(5, "sessionExpired") {
-            while !events.received.contains(.sessionExpired) { try await Task.sleep(for: .milliseconds(1)) }
+            while !events.received.contains(.sessionExpired) { try await TestTime.pollPause() }
         }
         #expect(await harness.notifier.connectionState == .offline)
 
@@ -49,7 +49,7 @@ struct NotifierRecoveryTests {
         _ = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("tokenRevoked"))
         harness.transport.failAll(with: RealtimeError.signedOut)
         try await withTestTimeout(5, "signedOut") {
-            while !events.received.contains(.signedOut) { try await Task.sleep(for: .milliseconds(1)) }
+            while !events.received.contains(.signedOut) { try await TestTime.pollPause() }
         }
         let count = harness.transport.subscriptions.count
         await harness.notifier.update(userId: "u-2", organizationId: "o-2")

@@ -57,7 +57,7 @@ struct NotifierSerialisationTests {
         // The update arrives while the switch waits for the new transport to be live: it must wait its turn.
         let updating = Task { await notifier.update(userId: "u-2", organizationId: "o-2") }
         try await withTestTimeout(5, "the update to wait for the switch") {
-            while await notifier.waitingOperations < 1 { try await Task.sleep(for: .milliseconds(1)) }
+            while await notifier.waitingOperations < 1 { try await TestTime.pollPause() }
         }
         #expect(graphQL.subscriptions.count == 1)
         #expect(await notifier.activeTransportName == "appsync")

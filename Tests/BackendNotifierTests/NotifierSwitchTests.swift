@@ -37,7 +37,7 @@ struct NotifierSwitchTests {
             harness.transport.setState(.connected)
             try await withTestTimeout(5, "both upstreams live") { [events] in
                 while events.received.filter({ if case .live = $0 { true } else { false } }).count < 2 {
-                    try await Task.sleep(for: .milliseconds(1))
+                    try await TestTime.pollPause()
                 }
             }
             try await NotifierConnectionStateTests.waitFor(ValueProbe(await harness.notifier.connectionStates()), .live)
@@ -129,7 +129,7 @@ struct NotifierSwitchTests {
         newRole.send(.live)
         try await live.harness.clock.settleSwitch()
         try await switching.value
-        try await withTestTimeout(5, "transportSwitched") { while live.switches.isEmpty { try await Task.sleep(for: .milliseconds(1)) } }
+        try await withTestTimeout(5, "transportSwitched") { while live.switches.isEmpty { try await TestTime.pollPause() } }
         let gap = try #require(live.switches.first?.gap)
         #expect(gap.start == Date(timeIntervalSince1970: 1_700_000_000 - 2), "the safety margin before the switch began")
         #expect(gap.end >= Date(timeIntervalSince1970: 1_700_000_003), "the end of the switch")
@@ -148,7 +148,7 @@ struct NotifierSwitchTests {
         newRole.send(.live)
         try await live.harness.clock.settleSwitch()
         try await switching.value
-        try await withTestTimeout(5, "transportSwitched") { while live.switches.isEmpty { try await Task.sleep(for: .milliseconds(1)) } }
+        try await withTestTimeout(5, "transportSwitched") { while live.switches.isEmpty { try await TestTime.pollPause() } }
         #expect(live.switches.first?.gap.duration == 2)
     }
 }

@@ -36,7 +36,7 @@ struct GraphQLSelectionParserTests {
         #expect(throws: GraphQLSelectionParser.Failure(reason)) { try GraphQLSelectionParser.subscription(in: document) }
     }
 
-    @Test("fields with aliases, arguments, directives and nested selections; variables and defaults are skipped")
+    @Test("fields with aliases, arguments (and the variables they take), directives and nested selections; defaults skipped")
     func selection() throws {
         let document = """
             subscription Device($orgId: String! = "o-1", $filter: In = {a: [1, {b: 2}]}) @live {
@@ -57,7 +57,8 @@ struct GraphQLSelectionParserTests {
                         GraphQLSelection(
                             name: "AIControlSetting", children: [GraphQLSelection(name: "uuid"), GraphQLSelection(name: "options")]),
                         GraphQLSelection(name: "__typename"),
-                    ])
+                    ],
+                    argumentVariables: ["orgId": "orgId"])
             ])
     }
 
@@ -103,5 +104,22 @@ struct GraphQLSelectionParserTests {
         ])
     func parseFailures(document: String, reason: String) {
         #expect(throws: GraphQLSelectionParser.Failure(reason)) { try GraphQLSelectionParser.subscription(in: document) }
+    }
+
+    @Test("variable definitions are read with their types as written, defaults and directives skipped")
+    func variableDefinitions() throws {
+        let document = """
+            subscription A { a: subscribeRoleChange { reason } }
+            subscription B($orgId: String! = "o-1" @deprecated, $ids: [ID!], $n: Int) { subscribeDeviceState(orgId: $orgId) { mac } }
+            """
+        let reading = try GraphQLSelectionParser.subscriptionOperation(in: document, operationName: "B")
+        #expect(
+            reading.variableDefinitions == [
+                GraphQLVariableDefinition(name: "orgId", type: "String!", hasDefault: true),
+                GraphQLVariableDefinition(name: "ids", type: "[ID!]", hasDefault: false),
+                GraphQLVariableDefinition(name: "n", type: "Int", hasDefault: false),
+            ])
+        #expect(reading.selection.first?.argumentVariables == ["orgId": "orgId"])
+        #expect(try GraphQLSelectionParser.subscriptionOperation(in: document, operationName: "A").variableDefinitions.isEmpty)
     }
 }

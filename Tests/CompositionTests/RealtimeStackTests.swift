@@ -148,7 +148,7 @@ struct RealtimeStackTests {
         do {
             try await withTestTimeout(5, "the stack, notifier and transport to be released") {
                 while weakStack.object != nil || weakNotifier.object != nil || weakTransport.object != nil {
-                    try await Task.sleep(for: .milliseconds(1))
+                    try await TestTime.pollPause()
                 }
             }
         } catch {

@@ -1,5 +1,6 @@
 import Foundation
 import LocalBackend
+import RealtimeTesting
 import Testing
 
 /// `tail` against a real local backend: a closed stdout ends it quietly, and GraphQL lines are the `data` object.

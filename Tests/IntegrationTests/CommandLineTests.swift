@@ -1,4 +1,5 @@
 import Foundation
+import RealtimeTesting
 import Testing
 
 /// The built `vortex-realtime` binary, end to end (scripts/test.sh builds every product before testing).

@@ -1,5 +1,6 @@
 import Foundation
 import LocalBackend
+import RealtimeTesting
 import SubscriberCore
 import Testing
 
@@ -81,7 +82,7 @@ struct StelvioPeerTests {
             // The last invocation: stelvio answers, sees every publish_success, and the script ends.
             await backend.server.bus.publish(channel: "stelvio/app/dev/in", events: [#"{"invoke_id":"quit"}"#])
             _ = try await waitForLine(in: stdoutURL, of: process) { $0["step"] as? String == "done" }
-            process.waitUntilExit()
+            try await onOwnThread { process.waitUntilExit() }
             let output = (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? ""
             let errors = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
             #expect(process.terminationStatus == 0, "\(output)\n\(errors)")

@@ -134,7 +134,7 @@ struct JWTTokenCacheTests {
         }
         let callers = (0..<6).map { _ in Task { try await cache.token() } }
         try await withTestTimeout(5, "five callers waiting for the first one's fetch") {
-            while await cache.waiterCount < 5 { try await Task.sleep(for: .milliseconds(1)) }
+            while await cache.waiterCount < 5 { try await TestTime.pollPause() }
         }
         gate.fire()
         var tokens: Set<String> = []
@@ -155,11 +155,11 @@ struct JWTTokenCacheTests {
         }
         let ordinary = Task { try await cache.token() }
         try await withTestTimeout(5, "the ordinary fetch to start") {
-            while entered.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(1)) }
+            while entered.withLock({ $0 }) == 0 { try await TestTime.pollPause() }
         }
         let forced = Task { try await cache.token(forceRefresh: true) }
         try await withTestTimeout(5, "the forced caller to wait") {
-            while await cache.waiterCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
+            while await cache.waiterCount == 0 { try await TestTime.pollPause() }
         }
         gate.fire()
         let first = try await ordinary.value

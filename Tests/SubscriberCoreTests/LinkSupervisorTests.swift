@@ -7,7 +7,7 @@ import Testing
 /// Polls `condition` (in real time, briefly yielding) until it holds.
 private func waitUntil(_ what: String, timeout: Double = 5, _ condition: @escaping @Sendable () -> Bool) async throws {
     try await withTestTimeout(timeout, what) {
-        while !condition() { try await Task.sleep(for: .milliseconds(1)) }
+        while !condition() { try await TestTime.pollPause() }
     }
 }
 
@@ -114,8 +114,10 @@ struct LinkSupervisorTests {
         first.answerPings()
         harness.monitor.update(.satisfied(.cellular))
         try await first.waitForPings(2)
-        first.answerPings()
+        // The probe's deadline first, then its pong (recorded as answerPings returns): answered before the timer took
+        // the probe's deadline, the timer would go straight to the quiet period and no 3 s deadline would ever exist.
         try await harness.clock.waitForSleeper(sleeping: .seconds(3))
+        first.answerPings()
         harness.clock.advance(by: .seconds(3))
         // The probe's deadline passed with its pong in: the next deadline is the quiet period after the pong.
         try await harness.clock.waitForSleeper(sleeping: .seconds(27))

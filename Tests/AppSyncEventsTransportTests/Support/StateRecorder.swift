@@ -21,7 +21,7 @@ final class StateRecorder: Sendable {
     /// Waits until `state` has been recorded.
     func waitFor(_ state: ConnectionState, timeout: Double = 5) async throws {
         try await withTestTimeout(timeout, "state \(state)") { [states] in
-            while !states.withLock({ $0.contains(state) }) { try await Task.sleep(for: .milliseconds(1)) }
+            while !states.withLock({ $0.contains(state) }) { try await TestTime.pollPause() }
         }
     }
 }

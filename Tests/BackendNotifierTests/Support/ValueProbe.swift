@@ -26,7 +26,7 @@ final class ValueProbe<Value: Sendable>: Sendable {
                     }
                 }
                 if let next { return next }
-                try await Task.sleep(for: .milliseconds(1))
+                try await TestTime.pollPause()
             }
         }
     }
@@ -34,7 +34,7 @@ final class ValueProbe<Value: Sendable>: Sendable {
     /// Waits until at least `count` values arrived.
     func waitForCount(_ count: Int, timeout: Double = 5) async throws {
         try await withTestTimeout(timeout, "\(count) values") { [values] in
-            while values.withLock({ $0.count }) < count { try await Task.sleep(for: .milliseconds(1)) }
+            while values.withLock({ $0.count }) < count { try await TestTime.pollPause() }
         }
     }
 

@@ -58,7 +58,7 @@ final class SupervisorHarness: Sendable {
     /// Waits until `state` was reported (at any point so far).
     func waitFor(_ state: ConnectionState, timeout: Double = 5) async throws {
         try await withTestTimeout(timeout, "state \(state)") { [recorded] in
-            while !recorded.withLock({ $0.contains(state) }) { try await Task.sleep(for: .milliseconds(1)) }
+            while !recorded.withLock({ $0.contains(state) }) { try await TestTime.pollPause() }
         }
     }
 
@@ -181,7 +181,7 @@ final class CapturedLog: LogHandler, Sendable {
     /// Waits until a message containing `fragment` was logged.
     func waitFor(_ fragment: String, timeout: Double = 5) async throws {
         try await withTestTimeout(timeout, "a log line with \"\(fragment)\"") { [lines] in
-            while !lines.withLock({ $0.contains { $0.contains(fragment) } }) { try await Task.sleep(for: .milliseconds(1)) }
+            while !lines.withLock({ $0.contains { $0.contains(fragment) } }) { try await TestTime.pollPause() }
         }
     }
 }
