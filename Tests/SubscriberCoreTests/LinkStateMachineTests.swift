@@ -299,4 +299,38 @@ struct LinkStateMachineTests {
         #expect(probed)
         #expect(machine.needsEarlierWake, "a probe is due at once")
     }
+
+    @Test("the answer to a ping wakes the timer only when the next ping is due before the pong deadline it sleeps for")
+    func answerWakesForLongPongTimeouts() throws {
+        // WebSocket pings, the pong timeout (60 s) longer than the quiet period (5 s): the pong must wake the timer.
+        var long = Machine(
+            openedAt: at(0), ackTimeout: .seconds(15), liveness: LivenessSettings(quietPeriod: .seconds(5), pongTimeout: .seconds(60)))
+        let pingNow = long.acknowledged(at: at(0), fallback: .protocolPing, rotateAfter: nil)
+        #expect(pingNow == true)
+        long.timerArm = try .sleeping(until: #require(long.nextDeadline))
+        let pongWakes = long.pongReceived(at: at(1))
+        #expect(pongWakes, "the next ping (6 s) is due before the pong deadline (60 s)")
+        #expect(long.nextDeadline == at(6))
+
+        // The protocol's ping, answered by any frame.
+        var protocolPing = Machine(
+            openedAt: at(0), ackTimeout: .seconds(15),
+            liveness: LivenessSettings(quietPeriod: .seconds(5), pongTimeout: .seconds(60), webSocketPings: false))
+        _ = protocolPing.acknowledged(at: at(0), fallback: .protocolPing, rotateAfter: nil)
+        let due = protocolPing.deadlineReached(at: at(5))
+        #expect(due == [.sendProtocolPing])
+        protocolPing.timerArm = try .sleeping(until: #require(protocolPing.nextDeadline))
+        let answerWakes = protocolPing.received(at: at(6))
+        #expect(answerWakes, "the answer moves the next ping (11 s) before the pong deadline (65 s)")
+        let frameWakes = protocolPing.received(at: at(7))
+        #expect(!frameWakes, "a frame with no ping out wakes nothing")
+
+        // The defaults: the pong deadline (10 s) comes before the next ping (31 s); the timer finds it when it wakes.
+        var defaults = Machine(openedAt: at(0), ackTimeout: .seconds(15))
+        let defaultPingNow = defaults.acknowledged(at: at(0), fallback: .protocolPing, rotateAfter: nil)
+        #expect(defaultPingNow == true)
+        defaults.timerArm = try .sleeping(until: #require(defaults.nextDeadline))
+        let defaultWakes = defaults.pongReceived(at: at(1))
+        #expect(!defaultWakes)
+    }
 }

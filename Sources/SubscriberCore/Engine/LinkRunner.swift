@@ -98,7 +98,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         // On the connection's thread, before any ping can go out: a store under the lock, no task woken.
         connection.onPong {
             let now = clock.now
-            machine.withLock { $0.pongReceived(at: now) }
+            if machine.withLock({ $0.pongReceived(at: now) }) { timerPoke.withLock { $0 }.fire() }
         }
 
         for message in driver.handshakeMessages() {
@@ -172,7 +172,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                 return
             }
             let now = clock.now
-            machine.withLock { $0.received(at: now) }
+            if machine.withLock({ $0.received(at: now) }) { timerPoke.withLock { $0 }.fire() }
             defer { DeliveryBatch.current?.flush() }
             for message in messages {
                 if open {
@@ -221,7 +221,8 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
 
     /// The timer: sleeps until the state machine's next deadline, deadline after deadline, in one child task, and
     /// starts that child again only when an event moved the deadline earlier than it sleeps for (a poke). Frames and
-    /// pongs never poke it: they only move deadlines later, which the child finds when it wakes. So an idle link's
+    /// pongs poke it only when they answer a ping whose pong deadline lies beyond the next ping; otherwise they only move
+    /// deadlines later, which the child finds when it wakes. So an idle link's
     /// timer wakes only for deadlines that exist, and no cancelled sleep is left to fire for nothing.
     private func runTimer(
         _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ machine: Locked<LinkStateMachine<C.Instant>>,

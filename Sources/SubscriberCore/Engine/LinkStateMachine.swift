@@ -5,7 +5,8 @@
 /// timer). Every timer of a link is one deadline computed here, so the scope needs a single sleeping task. Receiving a
 /// frame or a pong only records the instant: deadlines derived from it move later lazily, when the timer wakes, never
 /// per frame. The few events that can move the deadline earlier (acknowledgement, a protocol timer, a probe, a learned
-/// `ka` interval) are reported by ``needsEarlierWake``.
+/// `ka` interval, the answer to a ping when the pong timeout is longer than the quiet period) are reported by
+/// ``needsEarlierWake``.
 ///
 /// Liveness (``LivenessSettings``): after the quiet period the link sends a WebSocket ping; one goes out right after
 /// the acknowledgement too, to learn whether the server answers pings at all. A pong marks the link as one that
@@ -104,21 +105,33 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
 
     /// A frame arrived. The hot path: a few stores. Any frame answers an outstanding protocol ping; a WebSocket ping
     /// waits for its pong. Deadlines only move later, which the timer finds out lazily.
-    package mutating func received(at now: Instant) {
+    ///
+    /// Returns whether the timer must be woken: only when the frame answered a protocol ping and the next ping is due
+    /// before the pong deadline the timer sleeps for (a pong timeout longer than the quiet period). Never otherwise,
+    /// so a busy link's frames wake nothing.
+    @discardableResult
+    package mutating func received(at now: Instant) -> Bool {
         lastReceived = now
         receivedAnything = true
-        if outstanding?.kind == .protocolPing { outstanding = nil }
+        guard outstanding?.kind == .protocolPing else { return false }
+        outstanding = nil
+        return needsEarlierWake
     }
 
     /// A WebSocket pong arrived (on the connection's own thread; it does not wake the link's tasks). It is a sign of
     /// life either way; while a ping is out it answers it, and the link answers pings from now on — unless it already
     /// fell back to the protocol's check (a late pong does not undo that: a server that answers later than the pong
     /// timeout must not make the link flap). An unsolicited pong teaches nothing about pings.
-    package mutating func pongReceived(at now: Instant) {
+    ///
+    /// Returns whether the timer must be woken, as ``received(at:)`` does: the pong answered a ping and the next one is
+    /// due before the pong deadline the timer sleeps for.
+    @discardableResult
+    package mutating func pongReceived(at now: Instant) -> Bool {
         lastPong = now
-        guard outstanding?.kind == .webSocket else { return }
+        guard outstanding?.kind == .webSocket else { return false }
         outstanding = nil
         if pingAnswers == .unknown { pingAnswers = .answered }
+        return needsEarlierWake
     }
 
     /// A `ka` frame arrived (after ``received(at:)`` for the same frame): its interval is learned.
@@ -244,7 +257,7 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
     }
 
     /// Whether the timer must be woken because ``nextDeadline`` is now earlier than what it sleeps for (after an event
-    /// that can move it earlier; frames and pongs never do).
+    /// that can move it earlier; a frame or pong only when it answers a ping).
     package var needsEarlierWake: Bool {
         switch timerArm {
         case .awake: false
