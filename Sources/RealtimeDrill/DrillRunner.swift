@@ -24,7 +24,8 @@ public struct DrillRunner: Sendable {
     public var onPublished: @Sendable (Int, Int) -> Void = { _, _ in }
     /// The parity tolerance (`command`, `none`), in seconds. Default 2.
     public var tolerance: TimeInterval = 2
-    /// The pause between two caused events (`admin`, `command`); `nil`: 10 ms for `admin`, 250 ms for `command`.
+    /// The pause between two caused events (`admin`, `command`); `nil`: 5 ms for `admin` (200 events a second),
+    /// 250 ms for `command`.
     public var interval: Duration?
     /// How long each phase watches natural traffic (`none`). Default 60 s.
     public var passiveDuration: Duration = .seconds(60)
@@ -61,7 +62,7 @@ public struct DrillRunner: Sendable {
         switch trigger {
         case .admin:
             report.parity = try await runParity(events: events)
-            report.rollback = try await runRollback(events: events, interval: interval ?? .milliseconds(10))
+            report.rollback = try await runRollback(events: events, interval: interval ?? .milliseconds(5))
         case .command, .none:
             let commandRuns = Locked(TriggerStatistics())
             report.shadowParity = try await runObservedParity(events: events, statistics: commandRuns)
@@ -127,29 +128,52 @@ public struct DrillRunner: Sendable {
 
     // MARK: Rollback (admin)
 
-    /// One notifier on AppSync Events; switches to GraphQL a third of the way through and back at two thirds, while
-    /// the drill publishes (trigger `admin` only).
-    public func runRollback(events count: Int, interval: Duration = .milliseconds(10)) async throws -> RollbackReport {
+    /// One notifier on AppSync Events; switches to GraphQL after a third of `count` events and back after another third,
+    /// while the drill keeps publishing one event every `interval` (trigger `admin` only): traffic flows through each
+    /// switch, however long it takes, and a last third follows the second switch. At least `count` events in all.
+    public func runRollback(events count: Int, interval: Duration = .milliseconds(5)) async throws -> RollbackReport {
         let stack = try target.stack(.appsync)
         let recorder = await StreamRecorder(notifier: stack.notifier, onValue: onValue)
         defer { recorder.cancel() }
         onProgress("rollback: waiting for the notifier to be live on appsync")
         var switches: [RollbackReport.Switch] = []
-        var published: [(DomainEvent, Date)] = []
+        let sent = Locked<[(DomainEvent, Date)]>([])
         do {
             try await warmUp([recorder])
-            let thirds = [count / 3, 2 * count / 3]
-            for index in 0..<count {
-                if thirds.contains(index) {
-                    switches.append(try await switchTransport(stack, recorder: recorder, switched: switches.count))
+            let third = max(1, count / 3)
+            let (progress, reportProgress) = AsyncStream<Int>.makeStream()
+            let stop = Locked(false)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { [self] in
+                    defer { reportProgress.finish() }
+                    var index = 0
+                    while !stop.withLock({ $0 }) {
+                        let batch = try await publish(1, startingAt: index, interval: interval)
+                        index += 1
+                        let total = sent.withLock { sent in
+                            sent += batch
+                            return sent.count
+                        }
+                        onPublished(total, max(count, total))
+                        reportProgress.yield(total)
+                    }
                 }
-                onPublished(index + 1, count)
-                published += try await publish(1, startingAt: index, interval: interval)
+                var due = third
+                for await total in progress where total >= due {
+                    if switches.count == 2 {
+                        stop.withLock { $0 = true }
+                        break
+                    }
+                    switches.append(try await switchTransport(stack, recorder: recorder, switched: switches.count))
+                    due = sent.withLock { $0.count } + third
+                }
+                try await group.waitForAll()
             }
         } catch {
             await stack.shutdown()
             throw error
         }
+        let published = sent.withLock { $0 }
         let expected = Self.expectedTimestamps(published)
         _ = await recorder.waitFor(expected, timeout: 10)
         await stack.shutdown()

@@ -12,8 +12,9 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "Watch a day in the life of a Vortex user arrive live, with a rollback to GraphQL and back.",
         discussion: """
             Starts the embedded local backend, signs in a sample user, builds the notifier through Composition on AppSync
-            Events, and publishes a scripted sequence of all nine event kinds; a third of the way through it rolls back to
-            GraphQL through the run-time switch and later switches back. Ends with a summary: events per stream on each
+            Events, and publishes a scripted sequence of all nine event kinds at 200 events a second; a third of the way
+            through it rolls back to GraphQL through the run-time switch (make-before-break) and later switches back, while
+            the events keep flowing (after the first story's worth of values, one value line in 25 is shown). Ends with a summary: events per stream on each
             transport, anything lost outside the reported switch windows, latency p50/p99, and each switch's window as the
             notifier reported it (the same figure on every line).
             Exit status 0 only when everything matched.
@@ -58,6 +59,8 @@ struct DemoCommand: AsyncParsableCommand {
                 count += 1
                 return count
             }
+            // 200 events a second flow through the switches: after the first story's worth, one value line in 25.
+            guard count <= events || count % 25 == 0 else { return }
             let published = progress.withLock { $0 }.padding(toLength: 8, withPad: " ", startingAt: 0)
             StandardStreams.output(
                 "\(style.dim(published)) \(style.dim(String(format: "%4d", count))) \(style.stream(stream.padding(toLength: 15, withPad: " ", startingAt: 0))) \(Self.abbreviate(value))"
@@ -69,7 +72,7 @@ struct DemoCommand: AsyncParsableCommand {
         }
         let report: DrillReport
         do {
-            let rollback = try await runner.runRollback(events: events, interval: .milliseconds(json ? 5 : 120))
+            let rollback = try await runner.runRollback(events: events, interval: .milliseconds(5))
             if !json { StandardStreams.output(style.highlight("▶ parity: the same events on AppSync Events and on GraphQL side by side")) }
             var quiet = runner
             quiet.onValue = { _, _ in }
