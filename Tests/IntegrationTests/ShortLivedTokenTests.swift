@@ -119,7 +119,8 @@ struct ShortLivedTokenTests {
             #expect(try await nextPayload(roles) == #"{"reason":"after-expiry"}"#, "the first subscription still delivers")
             #expect(server.connections.openedCount(of: .appSyncEvents) == 1, "all on the first connection")
             #expect(minter.requests.count > 1, "the session was asked again: \(minter.requests)")
-            #expect(!minter.requests.contains(true), "a caching session never needs a forced refresh")
+            // No check that no refresh was forced: on a loaded machine a 3 s token can expire between the cache's
+            // margin and the server's check, and the refused-then-refreshed path is correct (the next test covers it).
             await client.disconnect()
         }
     }
