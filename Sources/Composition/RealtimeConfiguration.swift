@@ -150,6 +150,16 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
         }
     }
 
+    /// The settings both transports' links share (``SubscriberCore/LinkSettings``), from ``reconnect``,
+    /// ``ackTimeoutSeconds``, ``liveness`` and ``bufferLimit``; a malformed ``reconnect`` is an error.
+    public var linkSettings: LinkSettings {
+        get throws(ConfigurationError) {
+            LinkSettings(
+                reconnectPolicy: try reconnectPolicy, ackTimeout: .seconds(ackTimeoutSeconds), liveness: liveness.settings,
+                subscriptionBufferLimit: bufferLimit)
+        }
+    }
+
     /// The notifier's configuration.
     public var notifierConfiguration: NotifierConfiguration {
         var configuration = NotifierConfiguration()
