@@ -239,6 +239,30 @@ struct LinkStateMachineTests {
         #expect(open.isOpen)
     }
 
+    @Test(
+        "an answer to a ping wakes a timer sleeping for the pong deadline when the next quiet period ends first",
+        arguments: [false, true])
+    func answeredPingWakesTheTimer(webSocketPings: Bool) {
+        var machine = Machine(
+            openedAt: at(0), ackTimeout: .seconds(15),
+            liveness: LivenessSettings(quietPeriod: .seconds(1), pongTimeout: .seconds(120), webSocketPings: webSocketPings))
+        _ = machine.acknowledged(at: at(0), fallback: .protocolPing, rotateAfter: nil)
+        if !webSocketPings {
+            #expect(machine.deadlineReached(at: at(1)) == [.sendProtocolPing])
+        }
+        let pongDeadline = machine.nextDeadline
+        #expect(pongDeadline.map { $0 >= at(120) } == true, "the ping is out, its pong due in 120 s")
+        machine.timerArm = .sleeping(until: pongDeadline ?? at(120))
+        let answered = webSocketPings ? machine.pongReceived(at: at(2)) : machine.received(at: at(2))
+        #expect(answered)
+        #expect(machine.nextDeadline == at(3), "the next ping is a quiet period after the answer")
+        #expect(machine.needsEarlierWake)
+        // Without a ping out, nothing is answered and nothing moves earlier.
+        machine.timerArm = .sleeping(until: at(3))
+        #expect(!(webSocketPings ? machine.pongReceived(at: at(2)) : machine.received(at: at(2))))
+        #expect(!machine.needsEarlierWake)
+    }
+
     @Test("rotation and driver timers come due once, in order")
     func rotationAndDriverTimers() {
         var machine = Machine(openedAt: at(0), ackTimeout: .seconds(15), liveness: LivenessSettings(quietPeriod: nil))

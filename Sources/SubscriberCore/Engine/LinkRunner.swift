@@ -5,7 +5,8 @@ import Logging
 /// frame through the ``LinkStateMachine`` and the driver, on the reading task: no hop per frame), the timer (the one
 /// deadline the state machine computes: pings, pong and keep-alive timeouts, rotation, protocol timers) and the writer
 /// (what the driver has to send). Pongs are recorded by the connection's pong handler on the connection's own thread,
-/// waking no task. The scope ends at the first ending — the server closed, the state machine declared the link dead,
+/// waking no task unless the pong answers a ping and the next quiet period ends before the pong deadline the timer
+/// sleeps for. The scope ends at the first ending — the server closed, the state machine declared the link dead,
 /// the driver or the transport asked — and nothing of the link outlives it.
 package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     package let clock: C
@@ -98,7 +99,8 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         // On the connection's thread, before any ping can go out: a store under the lock, no task woken.
         connection.onPong {
             let now = clock.now
-            machine.withLock { $0.pongReceived(at: now) }
+            // Only a pong that answers a ping can bring the next deadline earlier (the quiet period after it).
+            if machine.withLock({ $0.pongReceived(at: now) && $0.needsEarlierWake }) { timerPoke.withLock { $0 }.fire() }
         }
 
         for message in driver.handshakeMessages() {
@@ -172,7 +174,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                 return
             }
             let now = clock.now
-            machine.withLock { $0.received(at: now) }
+            if machine.withLock({ $0.received(at: now) && $0.needsEarlierWake }) { timerPoke.withLock { $0 }.fire() }
             defer { DeliveryBatch.current?.flush() }
             for message in messages {
                 if open {
@@ -221,7 +223,8 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
 
     /// The timer: sleeps until the state machine's next deadline, deadline after deadline, in one child task, and
     /// starts that child again only when an event moved the deadline earlier than it sleeps for (a poke). Frames and
-    /// pongs never poke it: they only move deadlines later, which the child finds when it wakes. So an idle link's
+    /// pongs poke it only when they answer a ping whose pong deadline lies beyond the next quiet period; otherwise they
+    /// only move deadlines later, which the child finds when it wakes. So an idle link's
     /// timer wakes only for deadlines that exist, and no cancelled sleep is left to fire for nothing.
     private func runTimer(
         _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ machine: Locked<LinkStateMachine<C.Instant>>,

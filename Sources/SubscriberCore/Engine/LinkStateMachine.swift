@@ -5,7 +5,8 @@
 /// timer). Every timer of a link is one deadline computed here, so the scope needs a single sleeping task. Receiving a
 /// frame or a pong only records the instant: deadlines derived from it move later lazily, when the timer wakes, never
 /// per frame. The few events that can move the deadline earlier (acknowledgement, a protocol timer, a probe, a learned
-/// `ka` interval) are reported by ``needsEarlierWake``.
+/// `ka` interval, an answer to a ping whose pong timeout is longer than the quiet period) are reported by
+/// ``needsEarlierWake``.
 ///
 /// Liveness (``LivenessSettings``): after the quiet period the link sends a WebSocket ping; one goes out right after
 /// the acknowledgement too, to learn whether the server answers pings at all. A pong marks the link as one that
@@ -103,22 +104,31 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
     // MARK: Events
 
     /// A frame arrived. The hot path: a few stores. Any frame answers an outstanding protocol ping; a WebSocket ping
-    /// waits for its pong. Deadlines only move later, which the timer finds out lazily.
-    package mutating func received(at now: Instant) {
+    /// waits for its pong. Deadlines only move later, which the timer finds out lazily — except when the frame answers
+    /// a ping: the next quiet-period ping may then be due before the ping's pong deadline the timer sleeps for (a pong
+    /// timeout longer than the quiet period). Returns whether it answered one; the caller then checks
+    /// ``needsEarlierWake``.
+    @discardableResult
+    package mutating func received(at now: Instant) -> Bool {
         lastReceived = now
         receivedAnything = true
-        if outstanding?.kind == .protocolPing { outstanding = nil }
+        guard outstanding?.kind == .protocolPing else { return false }
+        outstanding = nil
+        return true
     }
 
     /// A WebSocket pong arrived (on the connection's own thread; it does not wake the link's tasks). It is a sign of
     /// life either way; while a ping is out it answers it, and the link answers pings from now on — unless it already
     /// fell back to the protocol's check (a late pong does not undo that: a server that answers later than the pong
-    /// timeout must not make the link flap). An unsolicited pong teaches nothing about pings.
-    package mutating func pongReceived(at now: Instant) {
+    /// timeout must not make the link flap). An unsolicited pong teaches nothing about pings. Returns whether it
+    /// answered a ping (the caller then checks ``needsEarlierWake``, as for ``received(at:)``).
+    @discardableResult
+    package mutating func pongReceived(at now: Instant) -> Bool {
         lastPong = now
-        guard outstanding?.kind == .webSocket else { return }
+        guard outstanding?.kind == .webSocket else { return false }
         outstanding = nil
         if pingAnswers == .unknown { pingAnswers = .answered }
+        return true
     }
 
     /// A `ka` frame arrived (after ``received(at:)`` for the same frame): its interval is learned.
@@ -244,7 +254,7 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
     }
 
     /// Whether the timer must be woken because ``nextDeadline`` is now earlier than what it sleeps for (after an event
-    /// that can move it earlier; frames and pongs never do).
+    /// that can move it earlier; frames and pongs only when they answer a ping).
     package var needsEarlierWake: Bool {
         switch timerArm {
         case .awake: false
