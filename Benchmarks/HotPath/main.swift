@@ -50,7 +50,7 @@ struct HotPathBenchmark {
         endpoint: AppSyncEndpoint, channel: String, count: Int, server: LocalBackendServer, event: String
     ) async throws -> Double {
         var configuration = AppSyncEventsConfiguration(endpoint: endpoint)
-        configuration.subscriptionBufferLimit = count + 10
+        configuration.link.subscriptionBufferLimit = count + 10
         let transport = AppSyncEventsTransport(
             configuration: configuration, auth: StaticAuthSession(.apiKey("bench-key")), connector: NIOWebSocketConnector(),
             logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })

@@ -12,13 +12,13 @@ enum TransportMaker {
         switch wire {
         case .appsync:
             var configuration = AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(options.endpoint))
-            if let bufferLimit { configuration.subscriptionBufferLimit = bufferLimit }
+            if let bufferLimit { configuration.link.subscriptionBufferLimit = bufferLimit }
             return AppSyncEventsTransport(
                 configuration: configuration, auth: StaticAuthSession(.apiKey(options.apiKey)), connector: NIOWebSocketConnector(),
                 logger: Logger(label: "bench.appsync"))
         case .graphql:
             var configuration = try GraphQLTransportConfiguration(options.endpoint)
-            if let bufferLimit { configuration.subscriptionBufferLimit = bufferLimit }
+            if let bufferLimit { configuration.link.subscriptionBufferLimit = bufferLimit }
             return GraphQLTransport(
                 configuration: configuration, auth: StaticAuthSession(.bearerToken(options.token)), connector: NIOWebSocketConnector(),
                 logger: Logger(label: "bench.graphql"))

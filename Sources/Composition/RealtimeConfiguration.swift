@@ -5,7 +5,9 @@ import SubscriberCore
 /// Everything that picks and tunes the real-time stack. Built in code, from a JSON file, from environment variables,
 /// or layered (code, then file, then environment), and validated with readable errors.
 ///
-/// Every key, its environment variable, default and effect is listed in `docs/configuration.md`.
+/// Every setting (key, environment variable, kind, default, bounds, doc line) is declared once, in
+/// ``RealtimeSettingsTable``: the file and environment sources, ``validate()`` and the reference in
+/// `docs/configuration.md` all come from it. The comments below say what each property is; the table is the reference.
 public struct RealtimeConfiguration: Sendable, Equatable, Codable {
     /// Which transport the notifier uses.
     public enum TransportKind: String, Sendable, Codable, CaseIterable, CustomStringConvertible {
@@ -26,38 +28,36 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
         case apiKey
     }
 
-    /// The transport to use. Default `appsync`. Env `VORTEX_REALTIME_TRANSPORT`.
+    /// The transport to use.
     public var transport: TransportKind = .appsync
-    /// AppSync Events HTTP URL ending in `/event`. Env `VORTEX_REALTIME_APPSYNC_ENDPOINT`.
+    /// AppSync Events HTTP URL ending in `/event`.
     public var appSyncEndpoint: String?
-    /// GraphQL WebSocket URL (`wss://…/graphql`). Env `VORTEX_REALTIME_GRAPHQL_ENDPOINT`.
+    /// GraphQL WebSocket URL (`wss://…/graphql`).
     public var graphQLEndpoint: String?
-    /// How AppSync requests are authorized. Default `session`. Env `VORTEX_REALTIME_AUTH_MODE`.
+    /// How AppSync requests are authorized.
     public var authMode: AuthMode = .session
-    /// The API key when ``authMode`` is `apiKey`. Env `VORTEX_REALTIME_API_KEY`.
+    /// The API key when ``authMode`` is `apiKey`.
     public var apiKey: String?
-    /// Reconnect policy, `fixed:SECONDS` or `exponential:BASE:MAX[:jitter=J][:attempts=N]`. Default `exponential:1:10`
-    /// (full jitter: the first attempt within a second, then up to 2, 4, 8 and 10 s). Env `VORTEX_REALTIME_RECONNECT`.
+    /// Reconnect policy, `fixed:SECONDS` or `exponential:BASE:MAX[:jitter=J][:attempts=N]`.
     public var reconnect = "exponential:1:10"
-    /// Seconds to wait for the protocol's connection acknowledgement. Default 15. Env `VORTEX_REALTIME_ACK_TIMEOUT`.
+    /// Seconds to wait for the protocol's connection acknowledgement.
     public var ackTimeoutSeconds: Double = 15
-    /// AppSync: rotate connections before this many seconds; `nil` never. Default 86400. Env `VORTEX_REALTIME_MAX_CONNECTION_DURATION`.
+    /// AppSync: rotate connections before this many seconds; `nil` never.
     public var maxConnectionDurationSeconds: Double? = 86_400
     /// How links prove they are alive, on both transports: pings after a quiet period, pong and probe timeouts.
     public var liveness = LivenessConfiguration()
     /// Events buffered per subscription along the whole path: each transport subscription's buffer and each notifier
     /// observer's buffer. Set it at or above the largest burst the app must receive complete. A consumer takes its
-    /// whole queue at once, so up to twice this many events may be held per stream. Default 1024.
-    /// Env `VORTEX_REALTIME_BUFFER_LIMIT`.
+    /// whole queue at once, so up to twice this many events may be held per stream.
     public var bufferLimit = 1024
-    /// What a full observer buffer drops. Default `dropOldest`. Env `VORTEX_REALTIME_BUFFER_OVERFLOW`.
+    /// What a full observer buffer drops.
     public var bufferOverflow: ObserverBufferPolicy.Overflow = .dropOldest
-    /// Seconds in the background before the connection closes. Default 30. Env `VORTEX_REALTIME_BACKGROUND_GRACE`.
+    /// Seconds in the background before the connection closes.
     public var backgroundGraceSeconds: Double = 30
-    /// Seconds a transport switch may take to get every stream live. Default 15. Env `VORTEX_REALTIME_SWITCH_TIMEOUT`.
+    /// Seconds a transport switch may take to get every stream live.
     public var switchTimeoutSeconds: Double = 15
     /// Seconds without a live connection (while signed in and in the foreground) before the notifier reports
-    /// `networkError`. Default 60. Env `VORTEX_REALTIME_NETWORK_ERROR_AFTER`.
+    /// `networkError`.
     public var networkErrorAfterSeconds: Double = 60
     /// The app's own GraphQL operation per upstream (`device`, `organization`, `archive`, `role`, `revoke`), replacing
     /// the default documents for a legacy server whose schema differs. Check them with `vortex-realtime preflight`.
@@ -65,7 +65,6 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
     /// The GraphQL `connection_init` payload as a JSON object template with `${token}` / `${apiKey}` placeholders
     /// (``ConnectionPayloadTemplate``), for a legacy server that expects another shape than `{"Authorization":…}`;
     /// `nil`: the transport's default. A file may give it as an object or as JSON text.
-    /// Env `VORTEX_REALTIME_GRAPHQL_CONNECTION_PAYLOAD` (JSON text).
     public var graphQLConnectionPayload: String?
     /// Automatic failover to the other transport (off by default).
     public var failover = FailoverConfiguration()
@@ -96,18 +95,15 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
 
     /// Automatic failover settings.
     public struct FailoverConfiguration: Sendable, Equatable, Codable {
-        /// Whether failover is on. Default `false`. Env `VORTEX_REALTIME_FAILOVER` (`on`/`off`).
+        /// Whether failover is on.
         public var enabled = false
-        /// Fail over when the active transport has not been connected for this many seconds. Default 60.
-        /// Env `VORTEX_REALTIME_FAILOVER_UNHEALTHY_AFTER`.
+        /// Fail over when the active transport has not been connected for this many seconds.
         public var unhealthyAfterSeconds: Double = 60
-        /// ...or when it reconnected this many times within ``failureWindowSeconds``. Default 5.
-        /// Env `VORTEX_REALTIME_FAILOVER_MAX_FAILURES`.
+        /// ...or when it reconnected this many times within ``failureWindowSeconds``.
         public var maxFailures = 5
-        /// The window for ``maxFailures``, in seconds. Default 120. Env `VORTEX_REALTIME_FAILOVER_WINDOW`.
+        /// The window for ``maxFailures``, in seconds.
         public var failureWindowSeconds: Double = 120
-        /// Fail back once the preferred transport has stayed connected this many seconds. Default 300.
-        /// Env `VORTEX_REALTIME_FAILBACK_AFTER`.
+        /// Fail back once the preferred transport has stayed connected this many seconds.
         public var failbackAfterSeconds: Double = 300
         /// Creates the defaults.
         public init() {}
@@ -120,16 +116,13 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
     /// Liveness settings (both transports share them: ``SubscriberCore/LivenessSettings``).
     public struct LivenessConfiguration: Sendable, Equatable, Codable {
         /// Ping a link after this many seconds without any inbound frame; `nil` (JSON `null`, env `0`) never pings.
-        /// Default 30. Env `VORTEX_REALTIME_QUIET_PERIOD`.
         public var quietPeriodSeconds: Double? = 30
-        /// A ping's pong may take this many seconds before the link counts as dead. Default 10.
-        /// Env `VORTEX_REALTIME_PONG_TIMEOUT`.
+        /// A ping's pong may take this many seconds before the link counts as dead.
         public var pongTimeoutSeconds: Double = 10
         /// A probe's pong (network interface change, `verifyConnection()` on foregrounding) may take this many
-        /// seconds. Default 3. Env `VORTEX_REALTIME_PROBE_TIMEOUT`.
+        /// seconds.
         public var probeTimeoutSeconds: Double = 3
-        /// Whether links use WebSocket pings (`false`: the protocol's own check only). Default `true`.
-        /// Env `VORTEX_REALTIME_WEBSOCKET_PINGS` (`on`/`off`).
+        /// Whether links use WebSocket pings (`false`: the protocol's own check only).
         public var webSocketPings = true
         /// Creates the defaults.
         public init() {}
@@ -154,6 +147,16 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
     public var reconnectPolicy: ReconnectPolicy {
         get throws(ConfigurationError) {
             do { return try ReconnectPolicy(validating: reconnect) } catch { throw ConfigurationError(["reconnect: \(error)"]) }
+        }
+    }
+
+    /// The settings both transports' links share (``SubscriberCore/LinkSettings``), from ``reconnect``,
+    /// ``ackTimeoutSeconds``, ``liveness`` and ``bufferLimit``; a malformed ``reconnect`` is an error.
+    public var linkSettings: LinkSettings {
+        get throws(ConfigurationError) {
+            LinkSettings(
+                reconnectPolicy: try reconnectPolicy, ackTimeout: .seconds(ackTimeoutSeconds), liveness: liveness.settings,
+                subscriptionBufferLimit: bufferLimit)
         }
     }
 

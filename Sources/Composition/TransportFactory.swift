@@ -50,10 +50,7 @@ public struct TransportFactory: Sendable {
                 throw ConfigurationError(["graphQLEndpoint: required for transport graphql"])
             }
             var settings = try GraphQLTransportConfiguration(text)
-            settings.reconnectPolicy = try configuration.reconnectPolicy
-            settings.ackTimeout = .seconds(configuration.ackTimeoutSeconds)
-            settings.liveness = configuration.liveness.settings
-            settings.subscriptionBufferLimit = configuration.bufferLimit
+            settings.link = try configuration.linkSettings
             settings.connectionPayload = try configuration.connectionPayloadBuilder(logger: logger)
             return GraphQLTransport(
                 configuration: settings, auth: auth, connector: connector, pathMonitor: networkPathMonitor, clock: clock,
@@ -70,11 +67,8 @@ extension TransportFactory {
             throw ConfigurationError(["appSyncEndpoint: required for transport appsync"])
         }
         var settings = AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(text))
-        settings.reconnectPolicy = try configuration.reconnectPolicy
-        settings.ackTimeout = .seconds(configuration.ackTimeoutSeconds)
-        settings.liveness = configuration.liveness.settings
+        settings.link = try configuration.linkSettings
         settings.maxConnectionDuration = configuration.maxConnectionDurationSeconds.map { .seconds($0) }
-        settings.subscriptionBufferLimit = configuration.bufferLimit
         adjust(&settings)
         let session: any AuthSession =
             configuration.authMode == .apiKey ? APIKeyAuthSession(signedIn: auth, apiKey: configuration.apiKey ?? "") : auth

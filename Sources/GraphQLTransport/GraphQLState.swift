@@ -33,7 +33,7 @@ final class GraphQLState: Sendable {
     ) {
         self.configuration = configuration
         self.wallClock = wallClock
-        self.margin = configuration.gapSafetyMargin.timeInterval
+        self.margin = configuration.link.gapSafetyMargin.timeInterval
         self.states = states
         self.requests = requests
         self.logger = logger

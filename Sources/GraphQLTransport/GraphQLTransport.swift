@@ -70,8 +70,8 @@ public actor GraphQLTransport: RealtimeTransport {
         let id = makeID()
         let label = operation.operationName ?? String(operation.query.prefix(60))
         let (stream, sink) = SubscriptionSink.make(
-            bufferLimit: configuration.subscriptionBufferLimit, label: label, logger: logger, wallClock: wallClock,
-            margin: configuration.gapSafetyMargin)
+            bufferLimit: configuration.link.subscriptionBufferLimit, label: label, logger: logger, wallClock: wallClock,
+            margin: configuration.link.gapSafetyMargin)
         sink.onConsumerGone { [weak state] in state?.cancel(id) }
         state.add(id: id, operation: operation, sink: sink)
         return stream
@@ -114,8 +114,8 @@ public actor GraphQLTransport: RealtimeTransport {
         let links = GraphQLLinks(state: state, configuration: configuration, logger: logger)
         // The transport's one task: the supervisor scope, which owns the link. Cancelled and awaited by disconnect().
         let task = clock.startLinkSupervisor(
-            policy: configuration.reconnectPolicy, auth: auth, connector: connector, wallClock: wallClock, states: states,
-            logger: logger, ackTimeout: configuration.ackTimeout, rotateAfter: nil, liveness: configuration.liveness,
+            policy: configuration.link.reconnectPolicy, auth: auth, connector: connector, wallClock: wallClock, states: states,
+            logger: logger, ackTimeout: configuration.link.ackTimeout, rotateAfter: nil, liveness: configuration.link.liveness,
             pathMonitor: pathMonitor, transport: links, requests: requests)
         run = (state, task)
         return state

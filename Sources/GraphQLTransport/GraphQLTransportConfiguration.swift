@@ -5,28 +5,16 @@ import SubscriberCore
 public struct GraphQLTransportConfiguration: Sendable {
     /// The `ws://` (loopback only) or `wss://` URL of the GraphQL WebSocket endpoint.
     public let url: URL
-    /// Delays between reconnect attempts. Default: full-jitter exponential backoff from 1 s, capped at 10 s, unlimited
-    /// (``ReconnectPolicy/default``).
-    public var reconnectPolicy: ReconnectPolicy = .default
-    /// How long the WebSocket upgrade, and then `connection_ack`, may each take; on expiry the link is dropped and
-    /// the client retries per policy. Default 15 s.
-    public var ackTimeout: Duration = .seconds(15)
-    /// Pings after a quiet period, pong and probe timeouts (shared with the AppSync transport). Where the server does
-    /// not answer WebSocket pings, the protocol's `ping` takes over with the same quiet period and pong timeout (any
-    /// frame answers it). A busy link sends no pings. Default: ``LivenessSettings/default`` (30 s, 10 s, 3 s), so a
-    /// silent link is replaced within 40 s of its last frame; `quietPeriod` `nil` sends no pings of either kind.
-    public var liveness = LivenessSettings()
+    /// What both transports' links share: reconnect policy, acknowledgement timeout, liveness (shared with the AppSync
+    /// transport; where the server does not answer WebSocket pings, the protocol's `ping` takes over with the same quiet
+    /// period and pong timeout, and any frame answers it; `quietPeriod` `nil` sends no pings of either kind), gap
+    /// safety margin and subscription buffer limit.
+    public var link = LinkSettings()
     /// graphql-transport-ws has no subscribe acknowledgement: a subscription counts as live on its first `next`, or
     /// once this window has passed after `subscribe` without an `error`. Default 2 s.
     public var liveConfirmationWindow: Duration = .seconds(2)
-    /// How far before the last frame of a lost connection a reported gap starts (clock skew between backend
-    /// timestamps and the device, events in flight). Default 2 s.
-    public var gapSafetyMargin: Duration = .seconds(2)
     /// How long to keep the socket after the last subscription ends. Default 0: close at once.
     public var idleCloseDelay: Duration = .zero
-    /// Events buffered per subscription for a slow consumer before the newest are dropped; every drop is reported in
-    /// the stream as `SubscriptionEvent/lost(_:)`. Default 1024.
-    public var subscriptionBufferLimit = 1024
     /// Builds the `connection_init` payload (a JSON object text) for every connection attempt, from the credentials
     /// the ``AuthSession`` gave for that attempt (`forceRefresh: true` after a 4403). Default:
     /// `{"Authorization":"<token>"}` for tokens, `{"x-api-key":"<key>"}` for API keys.

@@ -11,7 +11,7 @@ struct VortexRealtime: AsyncParsableCommand {
         abstract: "Subscribe, publish and run the local backend for Vortex real-time events.",
         subcommands: [
             DemoCommand.self, ServeCommand.self, TokenCommand.self, TailCommand.self, PublishCommand.self, WatchCommand.self,
-            DrillCommand.self, ParityCommand.self, PreflightCommand.self,
+            DrillCommand.self, ParityCommand.self, PreflightCommand.self, SettingsCommand.self,
         ],
         defaultSubcommand: DemoCommand.self
     )

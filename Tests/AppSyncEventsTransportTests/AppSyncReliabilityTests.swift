@@ -102,7 +102,7 @@ struct AppSyncReliabilityTests {
 
     @Test("the reconnect policy's attempt limit ends streams with reconnectAttemptsExhausted")
     func attemptLimit() async throws {
-        let harness = try AppSyncHarness { $0.reconnectPolicy = .fixed(.seconds(2), maxAttempts: 1) }
+        let harness = try AppSyncHarness { $0.link.reconnectPolicy = .fixed(.seconds(2), maxAttempts: 1) }
         let (probe, first, _) = try await liveSubscription(harness)
         harness.server.refuseNextConnections(5)
         first.failTransport()
@@ -152,7 +152,7 @@ struct AppSyncReliabilityTests {
         let harness = try AppSyncHarness {
             $0.maxConnectionDuration = .seconds(100)
             $0.rotationLead = .seconds(10)
-            $0.liveness.quietPeriod = nil  // the rotation's timeline alone
+            $0.link.liveness.quietPeriod = nil  // the rotation's timeline alone
         }
         let (probe, old, id) = try await liveSubscription(harness)
         func event(_ n: Int) -> String { #"{"n":\#(n)}"# }
@@ -226,7 +226,7 @@ struct AppSyncReliabilityTests {
         #expect(auth.credentialRequests == [false, true])
 
         let other = ScriptedAuthSession(.bearerToken("jwt"))
-        let second = try AppSyncHarness(auth: other) { $0.reconnectPolicy = .fixed(.seconds(1), maxAttempts: 1) }
+        let second = try AppSyncHarness(auth: other) { $0.link.reconnectPolicy = .fixed(.seconds(1), maxAttempts: 1) }
         second.server.refuseNextConnections(2, with: .connectionFailed("connect to 127.0.0.1:40133 (error 401-ish)"))
         let retried = await second.subscribe("default/a")
         try await second.clock.waitForSleeper(sleeping: .seconds(1))

@@ -199,16 +199,16 @@ struct FuzzRun {
         switch dialect {
         case .appSync:
             var configuration = AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(realtimeURL: server.url))
-            configuration.reconnectPolicy = .fixed(reconnectDelay)
-            configuration.ackTimeout = .seconds(1)
+            configuration.link.reconnectPolicy = .fixed(reconnectDelay)
+            configuration.link.ackTimeout = .seconds(1)
             configuration.defaultKeepAliveTimeout = .milliseconds(server.options.keepAliveMilliseconds)
             configuration.maxConnectionDuration = nil
             return AppSyncEventsTransport(configuration: configuration, auth: auth, connector: connector, logger: logger)
         case .graphQL:
             var configuration = try GraphQLTransportConfiguration(url: URL(string: "ws://127.0.0.1:\(server.port)/graphql")!)
-            configuration.reconnectPolicy = .fixed(reconnectDelay)
-            configuration.ackTimeout = .seconds(1)
-            configuration.liveness = LivenessSettings(quietPeriod: .milliseconds(500), pongTimeout: .milliseconds(500))
+            configuration.link.reconnectPolicy = .fixed(reconnectDelay)
+            configuration.link.ackTimeout = .seconds(1)
+            configuration.link.liveness = LivenessSettings(quietPeriod: .milliseconds(500), pongTimeout: .milliseconds(500))
             return GraphQLTransport(configuration: configuration, auth: auth, connector: connector, logger: logger)
         }
     }

@@ -22,7 +22,7 @@ struct GraphQLHarness {
     ) throws {
         var configuration = try GraphQLTransportConfiguration("ws://127.0.0.1:9/graphql")
         // The tests' timelines were written for a fixed 10 s backoff (the default before the jittered one).
-        configuration.reconnectPolicy = .fixed(.seconds(10))
+        configuration.link.reconnectPolicy = .fixed(.seconds(10))
         configure(&configuration)
         let counter = Locked(0)
         let clock = self.clock

@@ -116,7 +116,7 @@ struct GraphQLLivenessTests {
 
     @Test("quietPeriod nil: no pings of either kind")
     func noPings() async throws {
-        let harness = try GraphQLHarness { $0.liveness.quietPeriod = nil }
+        let harness = try GraphQLHarness { $0.link.liveness.quietPeriod = nil }
         harness.server.pingAnswering = .never
         let (_, connection, _) = try await harness.live()
         #expect(connection.pingCount == 0)

@@ -125,7 +125,7 @@ struct GraphQLTransportTests {
         "a server that ignores WebSocket pings: the protocol's ping after the quiet period; any frame answers it; silence after it aborts the link and reconnects"
     )
     func protocolPingFallback() async throws {
-        let harness = try GraphQLHarness { $0.liveness = LivenessSettings(quietPeriod: .seconds(5), pongTimeout: .seconds(2)) }
+        let harness = try GraphQLHarness { $0.link.liveness = LivenessSettings(quietPeriod: .seconds(5), pongTimeout: .seconds(2)) }
         harness.server.pingAnswering = .never
         let (probe, connection, id) = try await harness.live()
         // live() let 2 s pass: the WebSocket ping of the ack went unanswered; the protocol's ping is due 5 s after the

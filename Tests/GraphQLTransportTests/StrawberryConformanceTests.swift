@@ -225,7 +225,7 @@ struct StrawberryConformanceTests {
     func syntaxErrorClosesConnection() async throws {
         try await withTestTimeout(30, "the syntax-error test") {
             try await withStrawberryServer { server in
-                try await withTransport(server, configure: { $0.reconnectPolicy = .fixed(.milliseconds(100)) }) { transport in
+                try await withTransport(server, configure: { $0.link.reconnectPolicy = .fixed(.milliseconds(100)) }) { transport in
                     let sibling = await subscribe(transport, "subscription { ticker(ms: 20) }")
                     #expect(try await sibling.next() == .live)
                     #expect(try await payloads(1, from: sibling) == ["1"])
@@ -379,7 +379,7 @@ struct StrawberryConformanceTests {
                     server,
                     configure: {
                         // The protocol's ping (the fallback where a server ignores WebSocket pings) is what this checks.
-                        $0.liveness = LivenessSettings(
+                        $0.link.liveness = LivenessSettings(
                             quietPeriod: .milliseconds(100), pongTimeout: .milliseconds(300), webSocketPings: false)
                     }
                 ) { transport in
@@ -407,7 +407,8 @@ struct StrawberryConformanceTests {
                 try await withTransport(
                     server,
                     configure: {
-                        $0.liveness = LivenessSettings(quietPeriod: .milliseconds(150), pongTimeout: .seconds(120), webSocketPings: false)
+                        $0.link.liveness = LivenessSettings(
+                            quietPeriod: .milliseconds(150), pongTimeout: .seconds(120), webSocketPings: false)
                     }
                 ) { transport in
                     let probe = await subscribe(transport, "subscription { ticker(ms: 60000) }")
@@ -433,7 +434,7 @@ struct StrawberryConformanceTests {
     func reconnectAfterServerRestart(_ end: ServerEnd) async throws {
         try await withTestTimeout(60, "the restart test") {
             try await withStrawberryServer { first in
-                try await withTransport(first, configure: { $0.reconnectPolicy = .fixed(.milliseconds(300)) }) { transport in
+                try await withTransport(first, configure: { $0.link.reconnectPolicy = .fixed(.milliseconds(300)) }) { transport in
                     let probe = await subscribe(transport, "subscription { ticker(ms: 50) }")
                     #expect(try await probe.next() == .live)
                     #expect(try await payloads(2, from: probe) == ["1", "2"])
@@ -535,7 +536,7 @@ private func withTransport<T>(
     _ body: (GraphQLTransport) async throws -> T
 ) async throws -> T {
     var configuration = try GraphQLTransportConfiguration(server.urlText)
-    configuration.ackTimeout = .seconds(10)
+    configuration.link.ackTimeout = .seconds(10)
     configure(&configuration)
     let counter = Locked(0)
     var logger = Logger(label: "test.graphql.strawberry")

@@ -144,17 +144,17 @@ struct ChaosTests {
         switch kind {
         case .appsync:
             var configuration = AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(endpoints.http))
-            configuration.reconnectPolicy = .fixed(.milliseconds(100))
-            configuration.ackTimeout = .seconds(2)
-            configuration.subscriptionBufferLimit = 100_000
+            configuration.link.reconnectPolicy = .fixed(.milliseconds(100))
+            configuration.link.ackTimeout = .seconds(2)
+            configuration.link.subscriptionBufferLimit = 100_000
             return AppSyncEventsTransport(
                 configuration: configuration, auth: StaticAuthSession(.bearerToken(token)), connector: connector, logger: logger)
         case .graphql:
             var configuration = try GraphQLTransportConfiguration(endpoints.graphql)
-            configuration.reconnectPolicy = .fixed(.milliseconds(100))
-            configuration.ackTimeout = .seconds(2)
-            configuration.liveness = LivenessSettings(quietPeriod: .milliseconds(500), pongTimeout: .milliseconds(500))
-            configuration.subscriptionBufferLimit = 100_000
+            configuration.link.reconnectPolicy = .fixed(.milliseconds(100))
+            configuration.link.ackTimeout = .seconds(2)
+            configuration.link.liveness = LivenessSettings(quietPeriod: .milliseconds(500), pongTimeout: .milliseconds(500))
+            configuration.link.subscriptionBufferLimit = 100_000
             return GraphQLTransport(
                 configuration: configuration, auth: StaticAuthSession(.bearerToken(token)), connector: connector, logger: logger)
         }

@@ -37,12 +37,12 @@ struct LivenessIntegrationTests {
         switch kind {
         case .appsync:
             let settings = AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(endpoints.http))
-            #expect(settings.liveness == .default)
+            #expect(settings.link.liveness == .default)
             transport = AppSyncEventsTransport(configuration: settings, auth: auth, connector: connector, logger: logger)
             request = .channel("vortex-app/user/\(Self.user)/device/presenceChanged")
         case .graphql:
             let settings = try GraphQLTransportConfiguration(endpoints.graphql)
-            #expect(settings.liveness == .default)
+            #expect(settings.link.liveness == .default)
             transport = GraphQLTransport(configuration: settings, auth: auth, connector: connector, logger: logger)
             request = .graphQL(GraphQLOperation(query: "subscription { subscribeDeviceState { mac } }"))
         }

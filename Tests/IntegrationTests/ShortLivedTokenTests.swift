@@ -83,7 +83,7 @@ struct ShortLivedTokenTests {
         -> AppSyncEventsTransport
     {
         var configuration = AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(endpoints.http))
-        configuration.reconnectPolicy = .fixed(.milliseconds(100))
+        configuration.link.reconnectPolicy = .fixed(.milliseconds(100))
         configuration.publishRoute = route
         return AppSyncEventsTransport(
             configuration: configuration, auth: auth, connector: NIOWebSocketConnector(), logger: Logger(label: "test.short-tokens"))
@@ -159,7 +159,7 @@ struct ShortLivedTokenTests {
     func graphQLSeesTokensAtConnectOnly() async throws {
         try await withBackend { server, endpoints, minter in
             var configuration = try GraphQLTransportConfiguration(endpoints.graphql)
-            configuration.reconnectPolicy = .fixed(.milliseconds(100))
+            configuration.link.reconnectPolicy = .fixed(.milliseconds(100))
             configuration.liveConfirmationWindow = .milliseconds(200)
             let client = GraphQLTransport(configuration: configuration, auth: CachingSession(minter), connector: NIOWebSocketConnector())
             let query = GraphQLOperation(query: #"subscription { subscribeRoleChange(userId: "u-1") { reason } }"#)

@@ -13,8 +13,8 @@ struct ClientIntegrationTests {
         _ backend: Backend, _ auth: any AuthSession, _ configure: (inout AppSyncEventsConfiguration) -> Void = { _ in }
     ) -> AppSyncEventsTransport {
         var configuration = AppSyncEventsConfiguration(endpoint: backend.endpoint)
-        configuration.reconnectPolicy = .fixed(.milliseconds(100))
-        configuration.ackTimeout = .seconds(5)
+        configuration.link.reconnectPolicy = .fixed(.milliseconds(100))
+        configuration.link.ackTimeout = .seconds(5)
         configure(&configuration)
         return AppSyncEventsTransport(configuration: configuration, auth: auth, connector: NIOWebSocketConnector(), logger: testLogger)
     }

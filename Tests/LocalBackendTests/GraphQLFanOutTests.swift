@@ -280,8 +280,8 @@ struct GraphQLClientIntegrationTests {
 
     func transport(_ backend: Backend, user: String) throws -> GraphQLTransport {
         var configuration = try GraphQLTransportConfiguration(backend.endpoints.graphql)
-        configuration.reconnectPolicy = .fixed(.milliseconds(100))
-        configuration.ackTimeout = .seconds(15)
+        configuration.link.reconnectPolicy = .fixed(.milliseconds(100))
+        configuration.link.ackTimeout = .seconds(15)
         return GraphQLTransport(
             configuration: configuration, auth: StaticAuthSession(TestCredentials.jwt(user)), connector: NIOWebSocketConnector(),
             logger: testLogger)

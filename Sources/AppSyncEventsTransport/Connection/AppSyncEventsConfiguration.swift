@@ -7,18 +7,13 @@ public struct AppSyncEventsConfiguration: Sendable {
 
     /// The API's endpoint.
     public var endpoint: AppSyncEndpoint
-    /// Delays between reconnect attempts. Default: full-jitter exponential backoff from 1 s, capped at 10 s, unlimited
-    /// (``ReconnectPolicy/default``).
-    public var reconnectPolicy: ReconnectPolicy = .default
-    /// How long the WebSocket upgrade, and then `connection_ack`, may each take. Default 15 s.
-    public var ackTimeout: Duration = .seconds(15)
+    /// What both transports' links share: reconnect policy, acknowledgement timeout, liveness (shared with the GraphQL
+    /// transport; where the service does not answer WebSocket pings, the `ka` watchdog with the learned interval takes
+    /// over, never later than `connectionTimeoutMs`), gap safety margin and subscription buffer limit.
+    public var link = LinkSettings()
     /// Keep-alive window when `connection_ack` carries no usable `connectionTimeoutMs`. Default 300 s (the service's).
     /// A link silent for the window is aborted at once and replaced.
     public var defaultKeepAliveTimeout: Duration = .milliseconds(300_000)
-    /// Pings after a quiet period, pong and probe timeouts (shared with the GraphQL transport). Where the service does
-    /// not answer WebSocket pings, the `ka` watchdog with the learned interval takes over (never later than
-    /// `connectionTimeoutMs`). Default: ``LivenessSettings/default`` (30 s, 10 s, 3 s).
-    public var liveness = LivenessSettings()
     /// The longest a connection may live before it is replaced without a gap; `nil` never rotates. Default 24 h.
     public var maxConnectionDuration: Duration? = .seconds(24 * 3600)
     /// How long before ``maxConnectionDuration`` the replacement connection is opened. Default 5 min.
@@ -27,12 +22,6 @@ public struct AppSyncEventsConfiguration: Sendable {
     public var rotationTimeout: Duration = .seconds(30)
     /// How long a WebSocket publish waits for `publish_success`. Default 15 s.
     public var publishTimeout: Duration = .seconds(15)
-    /// How far before the last frame of a lost connection a reported gap starts. Covers clock skew between the
-    /// backend's event timestamps and the device, and events in flight when the link died. Default 2 s.
-    public var gapSafetyMargin: Duration = .seconds(2)
-    /// Events buffered per subscription for a slow consumer before the newest are dropped; every drop is reported in
-    /// the stream as `SubscriptionEvent/lost(_:)`. Default 1024.
-    public var subscriptionBufferLimit: Int = 1024
     /// Subscriptions allowed on the connection; the next one fails with `RealtimeError/subscriptionLimitReached(_:)`.
     public var maxSubscriptions: Int = AppSyncEventsConfiguration.serviceSubscriptionLimit
     /// Where ``AppSyncEventsTransport/publish(_:)`` sends events.

@@ -91,8 +91,8 @@ public actor AppSyncEventsTransport: RealtimeTransport {
         }
         let id = makeID()
         let (stream, sink) = SubscriptionSink.make(
-            bufferLimit: configuration.subscriptionBufferLimit, label: channel, logger: logger, wallClock: wallClock,
-            margin: configuration.gapSafetyMargin)
+            bufferLimit: configuration.link.subscriptionBufferLimit, label: channel, logger: logger, wallClock: wallClock,
+            margin: configuration.link.gapSafetyMargin)
         sink.onConsumerGone { [weak state] in state?.cancel(id) }
         logger.debug("subscribe", metadata: ["channel": "\(channel)", "id": "\(id)"])
         state.add(id: id, channel: channel, sink: sink)
@@ -148,7 +148,7 @@ public actor AppSyncEventsTransport: RealtimeTransport {
         if let run, !run.task.isCancelled, !run.state.stopped { return run.state }
         let (requests, continuation) = AsyncStream<SupervisorRequest>.makeStream(bufferingPolicy: .unbounded)
         let state = AppSyncState(
-            auth: auth, endpoint: configuration.endpoint, wallClock: wallClock, margin: configuration.gapSafetyMargin,
+            auth: auth, endpoint: configuration.endpoint, wallClock: wallClock, margin: configuration.link.gapSafetyMargin,
             rotationTimeout: configuration.rotationTimeout, states: states, requests: continuation, logger: logger)
         let links = AppSyncLinks(state: state, configuration: configuration, wallClock: wallClock, logger: logger)
         // The transport's one task: the supervisor scope, which owns every link. Cancelled and awaited by disconnect().
@@ -158,8 +158,8 @@ public actor AppSyncEventsTransport: RealtimeTransport {
             rotateAfter = lead > .zero ? lead : maxDuration / 2
         }
         let task = clock.startLinkSupervisor(
-            policy: configuration.reconnectPolicy, auth: auth, connector: connector, wallClock: wallClock, states: states,
-            logger: logger, ackTimeout: configuration.ackTimeout, rotateAfter: rotateAfter, liveness: configuration.liveness,
+            policy: configuration.link.reconnectPolicy, auth: auth, connector: connector, wallClock: wallClock, states: states,
+            logger: logger, ackTimeout: configuration.link.ackTimeout, rotateAfter: rotateAfter, liveness: configuration.link.liveness,
             pathMonitor: pathMonitor, transport: links, requests: requests)
         run = (state, task)
         return state

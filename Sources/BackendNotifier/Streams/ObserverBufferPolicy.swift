@@ -5,7 +5,7 @@
 /// ``NotifierConnectionEvent/eventsLost(stream:transport:loss:)`` with reason `bufferOverflow`. Default limit: 1024.
 public struct ObserverBufferPolicy: Sendable, Equatable {
     /// What goes when the buffer is full.
-    public enum Overflow: String, Sendable, Equatable {
+    public enum Overflow: String, Sendable, Equatable, CaseIterable {
         /// Keep the newest values (state streams: the latest state matters most).
         case dropOldest
         /// Keep the oldest values.

@@ -1,5 +1,5 @@
 /// How every link of a transport proves it is alive: one set of settings shared by both transports' configurations
-/// (`AppSyncEventsConfiguration.liveness`, `GraphQLTransportConfiguration.liveness`).
+/// (``LinkSettings/liveness``, held as `link.liveness` by `AppSyncEventsConfiguration` and `GraphQLTransportConfiguration`).
 ///
 /// After ``quietPeriod`` without any inbound frame the link sends a WebSocket ping (an RFC 6455 control frame) and
 /// counts as dead if no pong arrives within ``pongTimeout``; it is then dropped and replaced. Each link learns first

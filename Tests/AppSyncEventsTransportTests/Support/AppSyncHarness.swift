@@ -22,7 +22,7 @@ struct AppSyncHarness {
     ) throws {
         var configuration = AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(Self.endpointText))
         // The tests' timelines were written for a fixed 10 s backoff (the default before the jittered one).
-        configuration.reconnectPolicy = .fixed(.seconds(10))
+        configuration.link.reconnectPolicy = .fixed(.seconds(10))
         configure(&configuration)
         let counter = Locked(0)
         let clock = self.clock
