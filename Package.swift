@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .library(name: "SubscriberCore", targets: ["SubscriberCore"]),
         .library(name: "WebSocketNIO", targets: ["WebSocketNIO"]),
+        .library(name: "WebSocketURLSession", targets: ["WebSocketURLSession"]),
         .library(name: "AppSyncEventsTransport", targets: ["AppSyncEventsTransport"]),
         .library(name: "GraphQLTransport", targets: ["GraphQLTransport"]),
         .library(name: "BackendNotifier", targets: ["BackendNotifier"]),
@@ -69,6 +70,27 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The WebSocket seam on `URLSessionWebSocketTask`. Linked by Composition on Apple platforms only; compiled
+        // everywhere FoundationNetworking exists, so its tests run on Linux over a mock task.
+        .target(
+            name: "WebSocketURLSession",
+            dependencies: [
+                "SubscriberCore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The AppSync Events wire vocabulary the client and the local backend share (channel and id rules, service
+        // limits, the header subprotocol, SigV4), so the server never imports the client. `package` access only: no
+        // product, nothing an app names.
+        .target(
+            name: "AppSyncEventsWire",
+            dependencies: [
+                "SubscriberCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "RealtimeTesting",
             dependencies: ["SubscriberCore"],
@@ -77,8 +99,7 @@ let package = Package(
         .target(
             name: "AppSyncEventsTransport",
             dependencies: [
-                "SubscriberCore",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "SubscriberCore", "AppSyncEventsWire",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -101,6 +122,9 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier",
                 .target(name: "WebSocketNIO", condition: .when(platforms: [.linux, .android, .windows, .openbsd])),
+                .target(
+                    name: "WebSocketURLSession",
+                    condition: .when(platforms: [.macOS, .macCatalyst, .iOS, .tvOS, .watchOS, .visionOS])),
             ],
             swiftSettings: strictSettings
         ),
@@ -109,7 +133,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
-                "SubscriberCore", "AppSyncEventsTransport",
+                "SubscriberCore", "AppSyncEventsWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -176,8 +200,8 @@ let package = Package(
         .executableTarget(
             name: "VortexRealtimeCLI",
             dependencies: [
-                "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier", "Composition", "LocalBackend",
-                "RealtimeDrill",
+                "SubscriberCore", "AppSyncEventsWire", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier", "Composition",
+                "LocalBackend", "RealtimeDrill",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -218,11 +242,20 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The URLSession connector over a mock task (no sockets), on Linux too.
+        .testTarget(
+            name: "WebSocketURLSessionTests",
+            dependencies: ["WebSocketURLSession", "SubscriberCore", "RealtimeTesting"],
+            swiftSettings: strictSettings
+        ),
+        // The client, and the wire vocabulary it shares with the local backend (AppSyncEventsWire: channel names,
+        // limits, SigV4 against botocore when the Python peers are set up).
         .testTarget(
             name: "AppSyncEventsTransportTests",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"), "AppSyncEventsTransport", "SubscriberCore", "RealtimeTesting",
+                .product(name: "Logging", package: "swift-log"), "AppSyncEventsTransport", "AppSyncEventsWire", "SubscriberCore",
+                "RealtimeTesting",
             ],
             swiftSettings: strictSettings
         ),
@@ -257,7 +290,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 "WebSocketNIO",
-                "LocalBackend", "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "RealtimeTesting",
+                "LocalBackend", "SubscriberCore", "AppSyncEventsWire", "AppSyncEventsTransport", "GraphQLTransport", "RealtimeTesting",
                 .product(name: "GraphQL", package: "GraphQL"),
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),

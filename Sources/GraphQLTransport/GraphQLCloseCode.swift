@@ -2,17 +2,17 @@ import SubscriberCore
 
 /// The graphql-transport-ws close codes and what the client does about each (the graphql-ws reference client's policy,
 /// except 4403, which gets one retry with refreshed credentials because a new token may pass).
-public enum GraphQLCloseCode {
+package enum GraphQLCloseCode {
     /// Codes after which reconnecting cannot help.
-    public static let fatal: Set<UInt16> = [4400, 4401, 4406, 4409, 4429, 4500]
+    package static let fatal: Set<UInt16> = [4400, 4401, 4406, 4409, 4429, 4500]
     /// The server rejected `connection_init` (forbidden).
-    public static let forbidden: UInt16 = 4403
+    package static let forbidden: UInt16 = 4403
     /// The client's own close when `connection_ack` does not arrive in time.
-    public static let ackTimeout: UInt16 = 4504
+    package static let ackTimeout: UInt16 = 4504
     /// The client's own close when the server breaks the protocol (the reference client's "bad response").
-    public static let badResponse: UInt16 = 4004
+    package static let badResponse: UInt16 = 4004
     /// The client's own close when a ping goes unanswered.
-    public static let pongTimeout: UInt16 = 4499
+    package static let pongTimeout: UInt16 = 4499
 
     /// How a close the client did not ask for bears on reconnecting.
     static func ending(for info: WebSocketCloseInfo, hasSubscriptions: Bool) -> ReconnectBookkeeping.Ending {

@@ -33,14 +33,15 @@ public actor GraphQLTransport: RealtimeTransport {
 
     /// Creates a transport. Nothing connects until the first subscribe.
     ///
-    /// `connector` defaults to `URLSessionWebSocketConnector` (Apple platforms; on Linux it fails at connect with
-    /// `unsupportedPlatform`: pass `NIOWebSocketConnector()` from `WebSocketNIO`, as Composition does). `pathMonitor`
+    /// `connector` is the WebSocket implementation: `URLSessionWebSocketConnector()` (module `WebSocketURLSession`,
+    /// Apple platforms) or `NIOWebSocketConnector()` (module `WebSocketNIO`); Composition's
+    /// `TransportFactory.platformConnector` picks the platform's. `pathMonitor`
     /// reports the device's network path (no reconnect attempts without a network, an immediate one when it returns,
     /// a probe of the link when the interface changes); `nil` (the default): none. Composition passes the platform's.
     public init(
         configuration: GraphQLTransportConfiguration,
         auth: any AuthSession,
-        connector: any WebSocketConnector = URLSessionWebSocketConnector(),
+        connector: any WebSocketConnector,
         pathMonitor: (any NetworkPathMonitor)? = nil,
         clock: any Clock<Duration> = ContinuousClock(),
         wallClock: WallClock = .system,

@@ -1,3 +1,4 @@
+import AppSyncEventsWire
 import Foundation
 import RealtimeTesting
 import SubscriberCore
@@ -37,7 +38,7 @@ struct AppSyncIAMTests {
         let probe = await harness.subscribe("vortex-app/user/u-1/device/*")
         let connection = try await harness.acceptConnection()
         let header = try #require(connection.request.subprotocols.last)
-        let decoded = try #require(AppSyncAuthorizer.decodeBase64URL(String(header.dropFirst("header-".count))))
+        let decoded = try #require(Base64URL.decode(String(header.dropFirst("header-".count))))
         let connectAuth = try #require(JSONSerialization.jsonObject(with: decoded) as? [String: String])
         try expectSigned(connectAuth, body: "{}")
         let frame = try await connection.nextSentJSON()
@@ -73,7 +74,7 @@ struct AppSyncIAMTests {
         let probe = await harness.subscribe("default/a")
         let connection = try await harness.acceptConnection()
         let header = try #require(connection.request.subprotocols.last)
-        let decoded = try #require(AppSyncAuthorizer.decodeBase64URL(String(header.dropFirst("header-".count))))
+        let decoded = try #require(Base64URL.decode(String(header.dropFirst("header-".count))))
         let connectAuth = try #require(JSONSerialization.jsonObject(with: decoded) as? [String: String])
         let frame = try await connection.nextSentJSON()
         let subscribeAuth = try #require(frame["authorization"] as? [String: String])

@@ -1,3 +1,4 @@
+import AppSyncEventsWire
 import Foundation
 import RealtimeTesting
 import SubscriberCore
@@ -18,7 +19,7 @@ struct AppSyncProtocolTests {
         let header = try #require(protocols.last)
         #expect(header.hasPrefix("header-"))
         #expect(!header.contains("=") && !header.contains("+") && !header.contains("/"))
-        let decoded = try #require(AppSyncAuthorizer.decodeBase64URL(String(header.dropFirst("header-".count))))
+        let decoded = try #require(Base64URL.decode(String(header.dropFirst("header-".count))))
         let auth = try #require(JSONSerialization.jsonObject(with: decoded) as? [String: String])
         #expect(auth == ["host": "abc.appsync-api.us-east-1.amazonaws.com", "Authorization": "jwt-1"])
         #expect(connection.request.url.absoluteString == "wss://abc.appsync-realtime-api.us-east-1.amazonaws.com/event/realtime")

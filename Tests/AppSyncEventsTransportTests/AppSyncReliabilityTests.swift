@@ -1,3 +1,4 @@
+import AppSyncEventsWire
 import Foundation
 import RealtimeTesting
 import SubscriberCore
@@ -142,7 +143,7 @@ struct AppSyncReliabilityTests {
         guard case .sessionExpired = error as? RealtimeError else { Issue.record("expected sessionExpired, got \(error)"); return }
         #expect(auth.credentialRequests == [false, true])
         let secondHeader = try #require(harness.server.requests.last?.subprotocols.last)
-        let decoded = try #require(AppSyncAuthorizer.decodeBase64URL(String(secondHeader.dropFirst("header-".count))))
+        let decoded = try #require(Base64URL.decode(String(secondHeader.dropFirst("header-".count))))
         #expect(String(decoding: decoded, as: UTF8.self).contains("new"))
         #expect(harness.server.connectionCount == 2)
     }

@@ -1,4 +1,4 @@
-import AppSyncEventsTransport
+import AppSyncEventsWire
 import SubscriberCore
 import Testing
 

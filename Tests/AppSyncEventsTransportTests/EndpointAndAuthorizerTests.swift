@@ -3,6 +3,7 @@ import SubscriberCore
 import Testing
 
 @testable import AppSyncEventsTransport
+@testable import AppSyncEventsWire
 
 private let awsHTTP = "https://abc.appsync-api.us-east-1.amazonaws.com/event"
 private let awsRealtime = "wss://abc.appsync-realtime-api.us-east-1.amazonaws.com/event/realtime"
@@ -196,26 +197,26 @@ struct AppSyncAuthorizerTests {
         ])
     func base64URL(bytes: [UInt8], standard: String, expected: String) throws {
         #expect(Data(bytes).base64EncodedString() == standard)
-        let encoded = AppSyncAuthorizer.base64URL(Data(bytes))
+        let encoded = Base64URL.encode(Data(bytes))
         #expect(encoded == expected)
         #expect(!encoded.contains("+") && !encoded.contains("/") && !encoded.contains("="))
-        #expect(AppSyncAuthorizer.decodeBase64URL(encoded) == Data(bytes))
+        #expect(Base64URL.decode(encoded) == Data(bytes))
         // Padded input decodes as well.
         let padded = encoded + String(repeating: "=", count: (4 - encoded.count % 4) % 4)
-        #expect(AppSyncAuthorizer.decodeBase64URL(padded) == Data(bytes))
+        #expect(Base64URL.decode(padded) == Data(bytes))
     }
 
     @Test("decodeBase64URL round-trips every length", arguments: 0..<40)
     func roundTrip(length: Int) {
         let bytes = Data((0..<length).map { UInt8(truncatingIfNeeded: $0 &* 97 &+ 251) })
-        let encoded = AppSyncAuthorizer.base64URL(bytes)
+        let encoded = Base64URL.encode(bytes)
         #expect(encoded.count == (length * 4 + 2) / 3)
-        #expect(AppSyncAuthorizer.decodeBase64URL(encoded) == bytes)
+        #expect(Base64URL.decode(encoded) == bytes)
     }
 
     @Test("decodeBase64URL rejects malformed text", arguments: ["a", "abcde", "!!!!", "a b c d", "Zm9v\u{0}", "Zm9v\u{e9}A"])
     func malformed(text: String) {
-        #expect(AppSyncAuthorizer.decodeBase64URL(text) == nil)
+        #expect(Base64URL.decode(text) == nil)
     }
 
     @Test(
@@ -264,7 +265,7 @@ struct AppSyncAuthorizerTests {
         #expect(header.hasPrefix("header-"))
         let payload = String(header.dropFirst("header-".count))
         #expect(payload.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" })
-        let decoded = try #require(AppSyncAuthorizer.decodeBase64URL(payload))
+        let decoded = try #require(Base64URL.decode(payload))
         let json = authorizer.connectAuthorizationJSON()
         #expect(decoded == Data(json.utf8))
         #expect(json == JSONString.sortedStringObject(authorizer.authorization(body: "{}")))

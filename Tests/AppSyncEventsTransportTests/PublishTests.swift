@@ -1,3 +1,4 @@
+import AppSyncEventsWire
 import Foundation
 import SubscriberCore
 import Testing

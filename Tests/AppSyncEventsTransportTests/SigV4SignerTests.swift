@@ -5,6 +5,7 @@ import SubscriberCore
 import Testing
 
 @testable import AppSyncEventsTransport
+@testable import AppSyncEventsWire
 
 // MARK: - Fixtures
 

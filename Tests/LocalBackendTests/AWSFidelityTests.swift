@@ -1,4 +1,5 @@
 import AppSyncEventsTransport
+import AppSyncEventsWire
 import Foundation
 import LocalBackend
 import SubscriberCore
@@ -80,7 +81,7 @@ struct AWSFidelityTests {
             let auth = #"{"x-api-key":"\#(TestCredentials.apiKey)"}"#
             let socket = try await RawWebSocket.connect(
                 backend.endpoints.realtime,
-                subprotocols: ["aws-appsync-event-ws", "header-" + AppSyncAuthorizer.base64URL(Data(auth.utf8))])
+                subprotocols: ["aws-appsync-event-ws", "header-" + Base64URL.encode(Data(auth.utf8))])
             try await socket.send(AppSyncFrames.connectionInit)
             let reply = try await socket.next()
             #expect(reply["type"] as? String == "connection_error")

@@ -1,4 +1,5 @@
 import AppSyncEventsTransport
+import AppSyncEventsWire
 import Foundation
 import LocalBackend
 import SubscriberCore

@@ -1,3 +1,4 @@
+import AppSyncEventsWire
 import Foundation
 import SubscriberCore
 
@@ -9,14 +10,14 @@ import SubscriberCore
 /// Every object carries ``host``: the HTTP host in the form an HTTP client writes it in its `Host` header. For IAM
 /// exactly that string is signed, so the `host` the server reads and the one the signature covers are the same bytes,
 /// whatever the letter case or port of the configured URL.
-public struct AppSyncAuthorizer: Sendable {
+package struct AppSyncAuthorizer: Sendable {
     /// The endpoint whose HTTP host goes into every auth object.
-    public let endpoint: AppSyncEndpoint
+    package let endpoint: AppSyncEndpoint
     /// The `host` of every auth object (and, for IAM, the signed `host`): the HTTP URL's host lowercased, an IPv6
     /// literal in brackets, with the port only when it is not the scheme's default (`https://API.example.com:443/event`
     /// gives `api.example.com`; `http://127.0.0.1:8787/event` gives `127.0.0.1:8787`). This is what an HTTP client
     /// sends as `Host` for HTTP publish and what botocore signs for the same URL.
-    public let host: String
+    package let host: String
     private let credentials: AuthCredentials
     private let now: @Sendable () -> Date
 
@@ -28,7 +29,7 @@ public struct AppSyncAuthorizer: Sendable {
     ]
 
     /// Creates an authorizer. `now` supplies the signing date for IAM.
-    public init(endpoint: AppSyncEndpoint, credentials: AuthCredentials, now: @escaping @Sendable () -> Date = { Date() }) {
+    package init(endpoint: AppSyncEndpoint, credentials: AuthCredentials, now: @escaping @Sendable () -> Date = { Date() }) {
         self.endpoint = endpoint
         self.host = SigV4Signer.hostHeader(for: endpoint.httpURL)
         self.credentials = credentials
@@ -36,7 +37,7 @@ public struct AppSyncAuthorizer: Sendable {
     }
 
     /// The auth object for a request whose body is `body` (`{}` at connect).
-    public func authorization(body: String) -> [String: String] {
+    package func authorization(body: String) -> [String: String] {
         switch credentials {
         case .apiKey(let key):
             return ["host": host, "x-api-key": key]
@@ -54,32 +55,15 @@ public struct AppSyncAuthorizer: Sendable {
     }
 
     /// The auth object at connect time, as JSON text with sorted keys.
-    public func connectAuthorizationJSON() -> String {
+    package func connectAuthorizationJSON() -> String {
         JSONString.sortedStringObject(authorization(body: "{}"))
     }
 
     /// The `header-<base64url>` subprotocol carrying the connect auth object.
-    public func headerSubprotocol() -> String {
-        "header-" + Self.base64URL(Data(connectAuthorizationJSON().utf8))
+    package func headerSubprotocol() -> String {
+        AppSyncSubprotocol.headerPrefix + Base64URL.encode(Data(connectAuthorizationJSON().utf8))
     }
 
     /// The subprotocols a connection offers: `aws-appsync-event-ws` and the auth header.
-    public func subprotocols() -> [String] { ["aws-appsync-event-ws", headerSubprotocol()] }
-
-    /// Base64url without padding (`+` to `-`, `/` to `_`, `=` stripped), as the service expects in the subprotocol.
-    public static func base64URL(_ data: Data) -> String {
-        var text = data.base64EncodedString()
-        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        while text.hasSuffix("=") { text.removeLast() }
-        return text
-    }
-
-    /// Decodes base64url with or without padding; `nil` when malformed.
-    public static func decodeBase64URL(_ text: String) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        let remainder = base64.count % 4
-        if remainder == 1 { return nil }
-        if remainder > 0 { base64 += String(repeating: "=", count: 4 - remainder) }
-        return Data(base64Encoded: base64)
-    }
+    package func subprotocols() -> [String] { [AppSyncSubprotocol.name, headerSubprotocol()] }
 }

@@ -47,7 +47,7 @@ public struct AppSyncEndpoint: Sendable, Equatable, CustomStringConvertible {
     public var description: String { httpURL.absoluteString }
 
     /// Whether `host` is a loopback address, where unencrypted connections are allowed.
-    public static func isLoopback(_ host: String) -> Bool { LoopbackHost.contains(host) }
+    package static func isLoopback(_ host: String) -> Bool { LoopbackHost.contains(host) }
 
     private struct Parts {
         var host: String

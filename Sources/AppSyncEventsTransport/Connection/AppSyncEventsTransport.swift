@@ -1,3 +1,4 @@
+import AppSyncEventsWire
 import Foundation
 import Logging
 import SubscriberCore
@@ -39,9 +40,9 @@ public actor AppSyncEventsTransport: RealtimeTransport {
     ///   - configuration: endpoint, timeouts, policies.
     ///   - auth: asked for sign-in state and credentials before every connection attempt and for every batch of
     ///     subscribes and publishes (so it should cache; see `JWTTokenCache`).
-    ///   - connector: the WebSocket implementation. Default `URLSessionWebSocketConnector` (Apple platforms; on Linux it
-    ///     fails at connect with `unsupportedPlatform`: pass `NIOWebSocketConnector()` from `WebSocketNIO`, as
-    ///     Composition does).
+    ///   - connector: the WebSocket implementation: `URLSessionWebSocketConnector()` (module `WebSocketURLSession`,
+    ///     Apple platforms) or `NIOWebSocketConnector()` (module `WebSocketNIO`); Composition's
+    ///     `TransportFactory.platformConnector` picks the platform's.
     ///   - httpClient: the HTTP implementation for `POST /event` (default: URLSession).
     ///   - pathMonitor: the device's network path: no reconnect attempts without a network, an immediate one when it
     ///     returns, a probe of the link when the interface changes. `nil` (the default): none. Composition passes the
@@ -53,7 +54,7 @@ public actor AppSyncEventsTransport: RealtimeTransport {
     public init(
         configuration: AppSyncEventsConfiguration,
         auth: any AuthSession,
-        connector: any WebSocketConnector = URLSessionWebSocketConnector(),
+        connector: any WebSocketConnector,
         httpClient: any HTTPClient = URLSessionHTTPClient(),
         pathMonitor: (any NetworkPathMonitor)? = nil,
         clock: any Clock<Duration> = ContinuousClock(),

@@ -1,22 +1,24 @@
+import AppSyncEventsWire
 import Foundation
 import SubscriberCore
 
 /// One entry of an AppSync Events `errors` array.
-public struct AppSyncServerError: Sendable, Equatable, Decodable {
+package struct AppSyncServerError: Sendable, Equatable, Decodable {
     /// For example `UnauthorizedException` or `BadRequestException`.
-    public var errorType: String
+    package var errorType: String
     /// The service's message, when given.
-    public var message: String?
+    package var message: String?
 
     /// Creates an error entry.
-    public init(errorType: String, message: String? = nil) {
+    package init(errorType: String, message: String? = nil) {
         self.errorType = errorType
         self.message = message
     }
 
     private enum CodingKeys: String, CodingKey { case errorType, message }
 
-    public init(from decoder: any Decoder) throws {
+    /// Decodes an entry; one without `errorType` reads as `UnknownError`.
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         errorType = try container.decodeIfPresent(String.self, forKey: .errorType) ?? "UnknownError"
         message = try container.decodeIfPresent(String.self, forKey: .message)
@@ -28,7 +30,7 @@ public struct AppSyncServerError: Sendable, Equatable, Decodable {
     ]
 
     /// Whether this error means the credentials were refused.
-    public var isAuthFailure: Bool {
+    package var isAuthFailure: Bool {
         Self.authErrorTypes.contains(errorType) || (message?.localizedCaseInsensitiveContains("token expired") ?? false)
     }
 

@@ -1,10 +1,11 @@
+import AppSyncEventsWire
 import Foundation
 import SubscriberCore
 
 /// Publishes over HTTP: `POST https://<host>/event` with the auth headers and `{"channel":…,"events":[…]}`.
-public struct AppSyncHTTPPublisher: Sendable {
+package struct AppSyncHTTPPublisher: Sendable {
     /// The API's endpoint.
-    public let endpoint: AppSyncEndpoint
+    package let endpoint: AppSyncEndpoint
     private let client: any HTTPClient
 
     /// How one `POST` went.
@@ -15,13 +16,13 @@ public struct AppSyncHTTPPublisher: Sendable {
     }
 
     /// Creates a publisher.
-    public init(endpoint: AppSyncEndpoint, client: any HTTPClient = URLSessionHTTPClient()) {
+    package init(endpoint: AppSyncEndpoint, client: any HTTPClient = URLSessionHTTPClient()) {
         self.endpoint = endpoint
         self.client = client
     }
 
     /// Publishes and returns the per-event result; a non-2xx answer throws `RealtimeError/publishRejected(errorType:message:)`.
-    public func publish(channel: String, events: [String], authorizer: AppSyncAuthorizer) async throws -> PublishResult {
+    package func publish(channel: String, events: [String], authorizer: AppSyncAuthorizer) async throws -> PublishResult {
         switch try await send(channel: channel, events: events, authorizer: authorizer) {
         case .published(let result): return result
         case .unauthorized(let error): throw RealtimeError.publishRejected(errorType: error.errorType, message: error.message)

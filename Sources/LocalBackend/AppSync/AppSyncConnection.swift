@@ -1,4 +1,4 @@
-import AppSyncEventsTransport
+import AppSyncEventsWire
 import Foundation
 import HummingbirdWebSocket
 import Logging

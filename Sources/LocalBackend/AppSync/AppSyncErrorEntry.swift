@@ -1,3 +1,4 @@
+import AppSyncEventsWire
 import SubscriberCore
 
 /// One entry of an AppSync `errors` array: `{"errorType":…,"message":…}`.

@@ -1,3 +1,4 @@
+import AppSyncEventsWire
 import HTTPTypes
 import HummingbirdWebSocket
 import Logging
@@ -16,7 +17,7 @@ enum AppSyncRealtimeRoute {
     /// The path.
     static let path = "/event/realtime"
     /// The protocol's subprotocol name.
-    static let subprotocol = "aws-appsync-event-ws"
+    static let subprotocol = AppSyncSubprotocol.name
 
     /// Decides the upgrade of one request.
     static func decide(request: HTTPRequest, channel: any Channel, services: BackendServices) async -> WebSocketUpgradeDecision {

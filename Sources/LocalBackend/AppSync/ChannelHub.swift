@@ -1,4 +1,4 @@
-import AppSyncEventsTransport
+import AppSyncEventsWire
 
 /// Every AppSync subscription of every connection, and the fan-out of published events to them.
 actor ChannelHub {
@@ -19,7 +19,7 @@ actor ChannelHub {
     let limit: Int
     private var members: [UInt64: Member] = [:]
 
-    init(limit: Int = AppSyncEventsConfiguration.serviceSubscriptionLimit) { self.limit = limit }
+    init(limit: Int = AppSyncConnectionLimits.maxSubscriptions) { self.limit = limit }
 
     func attach(_ connection: UInt64, outbox: WebSocketOutbox) {
         members[connection] = Member(outbox: outbox)

@@ -1,4 +1,4 @@
-import AppSyncEventsTransport
+import AppSyncEventsWire
 import Foundation
 import HTTPTypes
 
@@ -34,8 +34,8 @@ struct AuthObject: Sendable, Equatable {
     /// The object carried by a `header-<base64url JSON>` subprotocol: `nil` when none is offered, a failure when the
     /// one offered cannot be decoded.
     static func fromSubprotocols(_ subprotocols: [String]) -> Result<AuthObject, AuthFailure>? {
-        guard let offered = subprotocols.first(where: { $0.hasPrefix("header-") }) else { return nil }
-        guard let data = AppSyncAuthorizer.decodeBase64URL(String(offered.dropFirst("header-".count))),
+        guard let offered = subprotocols.first(where: { $0.hasPrefix(AppSyncSubprotocol.headerPrefix) }) else { return nil }
+        guard let data = Base64URL.decode(String(offered.dropFirst(AppSyncSubprotocol.headerPrefix.count))),
             let object = try? JSONSerialization.jsonObject(with: data), let auth = AuthObject(json: object)
         else {
             return .failure(AuthFailure("The header- subprotocol is not base64url-encoded JSON"))

@@ -1,4 +1,4 @@
-import AppSyncEventsTransport
+import AppSyncEventsWire
 import Crypto
 import Foundation
 import SubscriberCore
@@ -38,8 +38,8 @@ public enum DevelopmentToken {
             (key: "iat", json: "\(issued)"),
             (key: "exp", json: "\(issued + seconds)"),
         ])
-        let signingInput = AppSyncAuthorizer.base64URL(Data(header.utf8)) + "." + AppSyncAuthorizer.base64URL(Data(payload.utf8))
+        let signingInput = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(Data(payload.utf8))
         let signature = HMAC<SHA256>.authenticationCode(for: Data(signingInput.utf8), using: SymmetricKey(data: Data(secret.utf8)))
-        return signingInput + "." + AppSyncAuthorizer.base64URL(Data(signature))
+        return signingInput + "." + Base64URL.encode(Data(signature))
     }
 }

@@ -1,4 +1,4 @@
-import AppSyncEventsTransport
+import AppSyncEventsWire
 import Foundation
 
 /// Verifies AppSync IAM (SigV4, service `appsync`) authorization objects by signing the same request again with

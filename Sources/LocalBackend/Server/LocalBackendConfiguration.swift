@@ -1,4 +1,4 @@
-import AppSyncEventsTransport
+import AppSyncEventsWire
 
 /// Everything that shapes a ``LocalBackendServer``.
 public struct LocalBackendConfiguration: Sendable {

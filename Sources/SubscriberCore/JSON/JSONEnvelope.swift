@@ -6,34 +6,34 @@ import Foundation
 /// (`type`, `id`) and slice or unescape the payload bytes exactly once, instead of decoding the frame into
 /// `[String: Any]` and re-encoding the payload. Values are skipped structurally (strings, nesting); they are
 /// validated later, when the consumer decodes the payload.
-public struct JSONEnvelope: Sendable {
+package struct JSONEnvelope: Sendable {
     /// One `"key": value` member, as byte offsets into the scanned buffer.
-    public struct Member: Sendable, Equatable {
+    package struct Member: Sendable, Equatable {
         /// Offsets of the key's characters, without the quotes.
-        public var key: Range<Int>
+        package var key: Range<Int>
         /// Whether the key contains escapes (then it is compared after unescaping).
-        public var keyHasEscapes: Bool
+        package var keyHasEscapes: Bool
         /// Offsets of the value: for strings, the characters without the quotes; otherwise the whole value.
-        public var value: Range<Int>
+        package var value: Range<Int>
         /// The kind of value.
-        public var kind: Kind
+        package var kind: Kind
         /// Whether a string value contains escapes.
-        public var valueHasEscapes: Bool
+        package var valueHasEscapes: Bool
 
         /// Offsets of the value as JSON text: for strings, quotes included.
-        public var rawValue: Range<Int> {
+        package var rawValue: Range<Int> {
             kind == .string ? (value.lowerBound - 1)..<(value.upperBound + 1) : value
         }
 
         /// The value as a string (unescaped); `nil` when it is not a string or its escapes are invalid.
-        public func string(in bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        package func string(in bytes: UnsafeBufferPointer<UInt8>) -> String? {
             guard kind == .string else { return nil }
             if !valueHasEscapes { return String(decoding: UnsafeBufferPointer(rebasing: bytes[value]), as: UTF8.self) }
             return (try? JSONEnvelope.unescape(bytes, value)).map { String(decoding: $0, as: UTF8.self) }
         }
 
         /// Whether the member's key is `key` (an escaped key is compared after unescaping).
-        public func hasKey(_ key: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        package func hasKey(_ key: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
             key.withUTF8Buffer { wanted in
                 if keyHasEscapes {
                     guard let decoded = try? JSONEnvelope.unescape(bytes, self.key) else { return false }
@@ -45,7 +45,7 @@ public struct JSONEnvelope: Sendable {
     }
 
     /// The kind of a member's value.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// A string (offsets exclude the quotes).
         case string
         /// An object.
@@ -59,14 +59,14 @@ public struct JSONEnvelope: Sendable {
     }
 
     /// The members in document order.
-    public private(set) var members: [Member]
+    package private(set) var members: [Member]
 
     /// The members of the objects along the `descendingInto` path, outermost first, with offsets into the scanned
     /// buffer; `nil` where the path's key was absent or its value not an object.
-    public private(set) var nested: [[Member]?] = []
+    package private(set) var nested: [[Member]?] = []
 
     /// Scans `bytes`, which must hold exactly one JSON object (surrounding white space allowed).
-    public init(scanning bytes: UnsafeBufferPointer<UInt8>) throws(JSONScanError) {
+    package init(scanning bytes: UnsafeBufferPointer<UInt8>) throws(JSONScanError) {
         var scanner = Scanner(bytes: bytes)
         var members: [Member] = []
         members.reserveCapacity(6)
@@ -78,7 +78,7 @@ public struct JSONEnvelope: Sendable {
     /// the object under `path[1]` inside it, and so on (``nested``): for envelopes whose payload sits a few objects
     /// deep (graphql-transport-ws `payload.data`), so those bytes are not scanned again. A path deeper than 64 keys
     /// descends only its first 64.
-    public init(scanning bytes: UnsafeBufferPointer<UInt8>, descendingInto path: [StaticString]) throws(JSONScanError) {
+    package init(scanning bytes: UnsafeBufferPointer<UInt8>, descendingInto path: [StaticString]) throws(JSONScanError) {
         var scanner = Scanner(bytes: bytes, path: path)
         var members: [Member] = []
         var nested = [[Member]](repeating: [], count: path.count)
@@ -93,7 +93,7 @@ public struct JSONEnvelope: Sendable {
     /// member once its value has been scanned, with its depth: 0 for the top-level members, `d + 1` for the members of
     /// the object under `path[d]` (so those come before the member holding them). For a reader that needs only a few
     /// members of each frame: nothing is allocated.
-    public static func scan(
+    package static func scan(
         _ bytes: UnsafeBufferPointer<UInt8>, descendingInto path: [StaticString],
         visit: (_ depth: Int, _ member: Member) -> Void
     ) throws(JSONScanError) {
@@ -102,7 +102,7 @@ public struct JSONEnvelope: Sendable {
     }
 
     /// The member named `key`, if present (the first one, when a key repeats).
-    public func member(_ key: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> Member? {
+    package func member(_ key: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> Member? {
         members.first { $0.hasKey(key, in: bytes) }
     }
 
@@ -114,12 +114,12 @@ public struct JSONEnvelope: Sendable {
     }
 
     /// The string value of `key`; `nil` when absent or not a string.
-    public func string(_ key: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    package func string(_ key: StaticString, in bytes: UnsafeBufferPointer<UInt8>) -> String? {
         member(key, in: bytes)?.string(in: bytes)
     }
 
     /// The raw bytes of `key`'s value (for strings, the unescaped characters); `nil` when absent.
-    public func valueBytes(_ key: StaticString, in bytes: UnsafeBufferPointer<UInt8>) throws(JSONScanError) -> Data? {
+    package func valueBytes(_ key: StaticString, in bytes: UnsafeBufferPointer<UInt8>) throws(JSONScanError) -> Data? {
         guard let member = member(key, in: bytes) else { return nil }
         if member.kind == .string && member.valueHasEscapes { return try JSONEnvelope.unescape(bytes, member.value) }
         return Data(UnsafeBufferPointer(rebasing: bytes[member.value]))
@@ -129,7 +129,7 @@ public struct JSONEnvelope: Sendable {
     ///
     /// The result is never longer than the escaped text, so it is written once into a buffer of that size (no
     /// per-byte appends: this runs for every AppSync event).
-    public static func unescape(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) throws(JSONScanError) -> Data {
+    package static func unescape(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) throws(JSONScanError) -> Data {
         guard !range.isEmpty else { return Data() }
         // Uninitialised memory handed to Data as is: no zero fill, no resize, no exclusivity-checked mutation.
         let output = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: range.count)
@@ -223,11 +223,11 @@ public struct JSONEnvelope: Sendable {
 }
 
 /// Why a frame could not be scanned as a JSON object.
-public enum JSONScanError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum JSONScanError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The bytes are not a well-formed JSON object at `offset`.
     case malformed(String, offset: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .malformed(let what, let offset): "malformed JSON at byte \(offset): \(what)"
         }
@@ -237,7 +237,7 @@ public enum JSONScanError: Error, Sendable, Equatable, CustomStringConvertible {
 extension String {
     /// Runs `body` over the string's UTF-8 bytes without copying a native string.
     @inlinable
-    public func withContiguousUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+    package func withContiguousUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         if let result = try utf8.withContiguousStorageIfAvailable(body) { return result }
         var copy = self
         return try copy.withUTF8(body)

@@ -3,9 +3,9 @@
 /// Used wherever the exact bytes matter: bodies signed with SigV4 must be re-serialised identically by the server,
 /// so `/`, `<`, `>` and non-ASCII characters are never escaped (as `JSON.stringify` does), and only `"`, `\` and
 /// control characters are.
-public enum JSONString {
+package enum JSONString {
     /// `value` as a JSON string literal, quotes included.
-    public static func quoted(_ value: String) -> String {
+    package static func quoted(_ value: String) -> String {
         var output = "\""
         output.reserveCapacity(value.utf8.count + 2)
         for scalar in value.unicodeScalars {
@@ -28,17 +28,17 @@ public enum JSONString {
     }
 
     /// A JSON object whose members are given as already-encoded JSON values, in the given order.
-    public static func object(_ members: [(key: String, json: String)]) -> String {
+    package static func object(_ members: [(key: String, json: String)]) -> String {
         "{" + members.map { quoted($0.key) + ":" + $0.json }.joined(separator: ",") + "}"
     }
 
     /// A JSON object of string members with keys sorted, for auth objects.
-    public static func sortedStringObject(_ members: [String: String]) -> String {
+    package static func sortedStringObject(_ members: [String: String]) -> String {
         object(members.sorted { $0.key < $1.key }.map { (key: $0.key, json: quoted($0.value)) })
     }
 
     /// A JSON array of already-encoded JSON values.
-    public static func array(_ jsonValues: [String]) -> String {
+    package static func array(_ jsonValues: [String]) -> String {
         "[" + jsonValues.joined(separator: ",") + "]"
     }
 }

@@ -1,10 +1,10 @@
 import Foundation
 
 /// Which hosts count as this machine, where unencrypted `ws://`/`http://` is allowed (for the local backend).
-public enum LoopbackHost {
+package enum LoopbackHost {
     /// Whether `host` is `localhost`, `::1` or an IPv4 literal in 127.0.0.0/8 (brackets allowed).
     /// A DNS name that merely starts with `127.` is not loopback.
-    public static func contains(_ host: String) -> Bool {
+    package static func contains(_ host: String) -> Bool {
         let bare = host.trimmingCharacters(in: ["[", "]"]).lowercased()
         if bare == "localhost" || bare == "::1" { return true }
         let octets = bare.split(separator: ".", omittingEmptySubsequences: false)

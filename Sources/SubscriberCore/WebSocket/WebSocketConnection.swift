@@ -63,8 +63,9 @@ extension WebSocketConnection {
 
 /// Opens WebSocket connections. Transports take one of these so tests can substitute a fake server.
 ///
-/// Implementations: `NIOWebSocketConnector` (module `WebSocketNIO`: SwiftNIO, Linux and Apple), ``URLSessionWebSocketConnector``
-/// (Apple platforms) and the scripted fake server in `RealtimeTesting`.
+/// Implementations: `NIOWebSocketConnector` (module `WebSocketNIO`: SwiftNIO, Linux and Apple),
+/// `URLSessionWebSocketConnector` (module `WebSocketURLSession`: Apple platforms) and the scripted fake server in
+/// `RealtimeTesting`; a third-party connector conforms the same way.
 public protocol WebSocketConnector: Sendable {
     /// Opens a connection, runs `body` with it, and ends the connection when `body` returns or throws.
     ///

@@ -1,4 +1,5 @@
 import AppSyncEventsTransport
+import AppSyncEventsWire
 import ArgumentParser
 import Composition
 import Foundation

@@ -1,7 +1,8 @@
 import Crypto
 import Foundation
 
-/// Signs HTTP requests with AWS Signature Version 4 (header-based), as AppSync Events IAM auth needs.
+/// Signs HTTP requests with AWS Signature Version 4 (header-based), as AppSync Events IAM auth needs: the client signs
+/// with it, the local backend recomputes the signature it received.
 ///
 /// The signer follows the SigV4 specification and is cross-checked against botocore's `SigV4Auth`
 /// (see `Tests/PythonPeers/sigv4_reference.py`). Canonicalisation choices, in brief:
@@ -27,7 +28,7 @@ import Foundation
 /// A `SigV4Signer` is an immutable value, so it is safe to share across tasks. Its description,
 /// debug description and mirror redact the secret key and session token, so printing or dumping
 /// a signer never leaks them.
-public struct SigV4Signer: Sendable {
+package struct SigV4Signer: Sendable {
     /// The AWS access key ID (not a secret; it appears in the `Authorization` header).
     let accessKeyID: String
     /// The AWS secret access key; only ever used as HMAC key material.
@@ -47,7 +48,7 @@ public struct SigV4Signer: Sendable {
     ///   - sessionToken: The session token of temporary credentials, or `nil` for long-term keys.
     ///   - region: The region of the endpoint, e.g. `us-east-1`.
     ///   - service: The signing name of the service; `appsync` for AppSync Events.
-    public init(
+    package init(
         accessKeyID: String,
         secretAccessKey: String,
         sessionToken: String?,
@@ -77,7 +78,7 @@ public struct SigV4Signer: Sendable {
     ///   - body: The exact body bytes that will be sent.
     ///   - date: The signing time; only whole seconds in UTC are used.
     /// - Returns: The headers to send with the request.
-    public func sign(method: String, url: URL, headers: [String: String], body: Data, date: Date) -> [String: String] {
+    package func sign(method: String, url: URL, headers: [String: String], body: Data, date: Date) -> [String: String] {
         signingDetails(method: method, url: url, headers: headers, body: body, date: date).headers
     }
 
@@ -186,7 +187,7 @@ public struct SigV4Signer: Sendable {
 
     /// The `host` header value for `url`: lowercase host, IPv6 in brackets, and the port only when it
     /// is not the scheme's default (as an HTTP client writes it, and as botocore derives it).
-    static func hostHeader(for url: URL) -> String {
+    package static func hostHeader(for url: URL) -> String {
         var host = (url.host(percentEncoded: true) ?? "").lowercased()
         if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
         if let port = url.port {
@@ -343,16 +344,16 @@ public struct SigV4Signer: Sendable {
 // The secret and the session token must never reach logs, even through `print(signer)` or `dump(signer)`.
 extension SigV4Signer: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// A description that names the key ID, region and service but redacts the secret and session token.
-    public var description: String {
+    package var description: String {
         "SigV4Signer(accessKeyID: \(accessKeyID), secretAccessKey: <redacted>, "
             + "sessionToken: \(sessionToken == nil ? "nil" : "<redacted>"), region: \(region), service: \(service))"
     }
 
     /// Same as ``description``: the secret and session token are redacted.
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
 
     /// A mirror with the secret and session token redacted, so `dump` cannot leak them.
-    public var customMirror: Mirror {
+    package var customMirror: Mirror {
         Mirror(
             self,
             children: [

@@ -1,6 +1,7 @@
 #if canImport(Darwin) || canImport(FoundationNetworking)
 import Foundation
 import Logging
+import SubscriberCore
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -1,8 +1,9 @@
 import Foundation
 import RealtimeTesting
+import SubscriberCore
 import Testing
 
-@testable import SubscriberCore
+@testable import WebSocketURLSession
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

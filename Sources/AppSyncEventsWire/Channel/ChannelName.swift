@@ -1,6 +1,7 @@
 import SubscriberCore
 
-/// AppSync Events channel naming rules, checked before anything is sent.
+/// AppSync Events channel naming rules: the client checks them before anything is sent, the local backend when a
+/// `subscribe` or `publish` arrives.
 ///
 /// The service's published pattern is
 /// `^\/?[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?(?:\/[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?){0,4}\/?$`:
@@ -11,14 +12,14 @@ import SubscriberCore
 /// - One leading and one trailing `/` are optional (`/default/a/` is `default/a`).
 /// - A final `/*` (wildcard) is allowed only to subscribe, never as the namespace nor followed by `/`; it counts as
 ///   one of the 5 segments.
-public enum ChannelName {
+package enum ChannelName {
     /// The most segments a channel may have, namespace included.
-    public static let maxSegments = 5
+    package static let maxSegments = 5
     /// The longest a segment may be.
-    public static let maxSegmentLength = 50
+    package static let maxSegmentLength = 50
 
     /// What the channel is used for: wildcards are for subscribing only.
-    public enum Use: Sendable {
+    package enum Use: Sendable {
         /// Subscribing: a final `/*` is allowed.
         case subscribe
         /// Publishing: no wildcard.
@@ -28,7 +29,7 @@ public enum ChannelName {
     /// Returns the channel without its optional leading and trailing `/`, or throws
     /// `RealtimeError/invalidChannel(_:reason:)`.
     @discardableResult
-    public static func validate(_ channel: String, for use: Use) throws(RealtimeError) -> String {
+    package static func validate(_ channel: String, for use: Use) throws(RealtimeError) -> String {
         var trimmed = Substring(channel)
         if trimmed.hasPrefix("/") { trimmed = trimmed.dropFirst() }
         if trimmed.hasSuffix("/") {
@@ -57,7 +58,7 @@ public enum ChannelName {
     }
 
     /// Whether `channel` ends in a wildcard segment.
-    public static func isWildcard(_ channel: String) -> Bool { channel.hasSuffix("/*") }
+    package static func isWildcard(_ channel: String) -> Bool { channel.hasSuffix("/*") }
 
     /// Why `segment` breaks `[A-Za-z0-9](?:[A-Za-z0-9-]{0,48}[A-Za-z0-9])?`, or `nil` when it matches.
     static func segmentProblem(_ segment: Substring) -> String? {
