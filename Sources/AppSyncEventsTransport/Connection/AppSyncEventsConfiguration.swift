@@ -1,9 +1,10 @@
+import AppSyncEventsWire
 import SubscriberCore
 
 /// Everything that tunes an ``AppSyncEventsTransport``.
 public struct AppSyncEventsConfiguration: Sendable {
     /// The most subscriptions the service allows on one connection.
-    public static let serviceSubscriptionLimit = 200
+    public static let serviceSubscriptionLimit = AppSyncConnectionLimits.maxSubscriptions
 
     /// The API's endpoint.
     public var endpoint: AppSyncEndpoint
