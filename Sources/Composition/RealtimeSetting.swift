@@ -8,9 +8,9 @@ import SubscriberCore
 ///
 /// A setting reaches its property through a key path, so reading and writing the value is the same for every setting
 /// of a kind; the closures below are that code, typed once per kind.
-public struct RealtimeSetting: Sendable {
+package struct RealtimeSetting: Sendable {
     /// What a setting's value is: it fixes how a file and the environment write it, and what is checked.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// Free text (in a file a string or `null`).
         case text
         /// An endpoint URL (in a file a string or `null`), checked by the transport that uses it.
@@ -35,32 +35,32 @@ public struct RealtimeSetting: Sendable {
     }
 
     /// The range a number must keep.
-    public struct Bounds: Sendable, Equatable, CustomStringConvertible {
+    package struct Bounds: Sendable, Equatable, CustomStringConvertible {
         /// The lower bound.
-        public var lower: Double
+        package var lower: Double
         /// Whether ``lower`` itself is allowed (`at least`) or not (`above`).
-        public var includesLower: Bool
+        package var includesLower: Bool
         /// The upper bound (allowed), if any.
-        public var upper: Double?
+        package var upper: Double?
 
         /// Creates bounds.
-        public init(lower: Double, includesLower: Bool, upper: Double? = nil) {
+        package init(lower: Double, includesLower: Bool, upper: Double? = nil) {
             self.lower = lower
             self.includesLower = includesLower
             self.upper = upper
         }
 
         /// A duration: above 0 and at most a day (the conversion to milliseconds cannot overflow).
-        public static let duration = Bounds(lower: 0, includesLower: false, upper: 86_400)
+        package static let duration = Bounds(lower: 0, includesLower: false, upper: 86_400)
 
         /// Whether `value` is within the bounds.
-        public func contains(_ value: Double) -> Bool {
+        package func contains(_ value: Double) -> Bool {
             guard value.isFinite, includesLower ? value >= lower : value > lower else { return false }
             return upper.map { value <= $0 } ?? true
         }
 
         /// The rule as the problems state it: "must be above 0 and at most 86400", "at least 1".
-        public var description: String {
+        package var description: String {
             let lowerText = includesLower ? "at least \(RealtimeSetting.format(lower))" : "must be above \(RealtimeSetting.format(lower))"
             return upper.map { "\(lowerText) and at most \(RealtimeSetting.format($0))" } ?? lowerText
         }
@@ -75,19 +75,19 @@ public struct RealtimeSetting: Sendable {
     }
 
     /// The key: the property name, `group.property` for the nested ones (the JSON path in a file).
-    public let key: String
+    package let key: String
     /// The environment variable; `nil` for a setting given in a file or code only.
-    public let environmentVariable: String?
+    package let environmentVariable: String?
     /// The kind of value.
-    public let kind: Kind
+    package let kind: Kind
     /// The range a number must keep (checked by ``RealtimeConfiguration/validate()``), if any.
-    public let bounds: Bounds?
+    package let bounds: Bounds?
     /// What the setting does: the "effect" column of the reference (without the kind's own rules, which are added).
-    public let doc: String
+    package let doc: String
     /// The default as the reference shows it when it is not simply the value (a default that depends on something).
-    public let defaultNote: String?
+    package let defaultNote: String?
     /// Whether the value is kept out of error messages (a key, a template that may hold one).
-    public let hidesValue: Bool
+    package let hidesValue: Bool
 
     /// Sets the value from environment text.
     let applyText: @Sendable (inout RealtimeConfiguration, String) -> ValueProblem?
@@ -100,16 +100,16 @@ public struct RealtimeSetting: Sendable {
 
     /// The default as the reference shows it: ``defaultNote``, or the value in `RealtimeConfiguration()` in code
     /// format, or `—` for none.
-    public var defaultText: String {
+    package var defaultText: String {
         if let defaultNote { return defaultNote }
         return render(RealtimeConfiguration()).map { "`\($0)`" } ?? "—"
     }
 
     /// The setting's value in `configuration` as the reference writes it (`nil`: none).
-    public func value(in configuration: RealtimeConfiguration) -> String? { render(configuration) }
+    package func value(in configuration: RealtimeConfiguration) -> String? { render(configuration) }
 
     /// The problems ``RealtimeConfiguration/validate()`` reports for this setting in `configuration`.
-    public func validate(_ configuration: RealtimeConfiguration) -> [String] { problems(configuration) }
+    package func validate(_ configuration: RealtimeConfiguration) -> [String] { problems(configuration) }
 
     /// A number as the reference and the problems write it: `15`, `2.5`.
     static func format(_ number: Double) -> String {

@@ -2,14 +2,14 @@ import Foundation
 
 extension RealtimeSettingsTable {
     /// The comment that opens the generated reference in `docs/configuration.md`.
-    public static let referenceBegin = "<!-- settings-table:begin -->"
+    package static let referenceBegin = "<!-- settings-table:begin -->"
     /// The comment that closes it.
-    public static let referenceEnd = "<!-- settings-table:end -->"
+    package static let referenceEnd = "<!-- settings-table:end -->"
 
     /// The configuration reference as Markdown: a table (key, environment variable, default, effect) with a row per
     /// setting, then the replaced keys. `docs/configuration.md` holds it between ``referenceBegin`` and
     /// ``referenceEnd``; `vortex-realtime settings --write docs/configuration.md` regenerates it.
-    public static func markdownReference() -> String {
+    package static func markdownReference() -> String {
         var lines = ["| key | environment variable | default | effect |", "|---|---|---|---|"]
         for setting in settings {
             let effect = [setting.doc, rule(of: setting)].compactMap { $0 }.joined(separator: " ")
@@ -28,7 +28,7 @@ extension RealtimeSettingsTable {
 
     /// `document` with the text between ``referenceBegin`` and ``referenceEnd`` replaced by ``markdownReference()``;
     /// `nil` when the markers are missing or out of order.
-    public static func updatingReference(in document: String) -> String? {
+    package static func updatingReference(in document: String) -> String? {
         guard let begin = document.range(of: referenceBegin), let end = document.range(of: referenceEnd),
             begin.upperBound <= end.lowerBound
         else { return nil }
@@ -36,7 +36,7 @@ extension RealtimeSettingsTable {
     }
 
     /// The text between the markers of `document` (without the newline after ``referenceBegin``); `nil` without them.
-    public static func documentedReference(in document: String) -> String? {
+    package static func documentedReference(in document: String) -> String? {
         guard let begin = document.range(of: referenceBegin), let end = document.range(of: referenceEnd),
             begin.upperBound <= end.lowerBound
         else { return nil }

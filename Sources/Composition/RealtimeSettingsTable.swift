@@ -8,9 +8,9 @@ import SubscriberCore
 /// kind, default, bounds and doc line. ``RealtimeConfiguration/applyingJSON(_:source:)``,
 /// ``RealtimeConfiguration/applyingEnvironment(_:)``, ``RealtimeConfiguration/validate()`` and the reference table in
 /// `docs/configuration.md` (``markdownReference()``) all come from it; a test fails when the documentation differs.
-public enum RealtimeSettingsTable {
+package enum RealtimeSettingsTable {
     /// The settings, in the order of the reference.
-    public static let settings: [RealtimeSetting] = [
+    package static let settings: [RealtimeSetting] = [
         .choice(
             "transport", \.transport, environment: "VORTEX_REALTIME_TRANSPORT",
             doc: "The transport the notifier starts on. **This is the rollback flag.**"),
@@ -126,7 +126,7 @@ public enum RealtimeSettingsTable {
     ]
 
     /// Keys and variables of earlier versions: refused with an error naming their replacement.
-    public static let replaced: [ReplacedRealtimeSetting] = [
+    package static let replaced: [ReplacedRealtimeSetting] = [
         ReplacedRealtimeSetting(
             key: "graphQLPingIntervalSeconds", environmentVariable: "VORTEX_REALTIME_GRAPHQL_PING_INTERVAL",
             replacement: "liveness.quietPeriodSeconds", note: "for both transports"),
@@ -136,13 +136,13 @@ public enum RealtimeSettingsTable {
     ]
 
     /// The prefix of every variable the table reads; an unknown variable with it is an error (a typo must not pass).
-    public static let environmentPrefix = "VORTEX_REALTIME_"
+    package static let environmentPrefix = "VORTEX_REALTIME_"
 
     /// The setting with `key`, if any.
-    public static func setting(forKey key: String) -> RealtimeSetting? { settingsByKey[key] }
+    package static func setting(forKey key: String) -> RealtimeSetting? { settingsByKey[key] }
 
     /// The setting read from the environment variable `name`, if any.
-    public static func setting(forEnvironmentVariable name: String) -> RealtimeSetting? {
+    package static func setting(forEnvironmentVariable name: String) -> RealtimeSetting? {
         settings.first { $0.environmentVariable == name }
     }
 

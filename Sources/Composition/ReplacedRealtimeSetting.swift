@@ -1,17 +1,17 @@
 /// A key and environment variable of an earlier version, declared in ``RealtimeSettingsTable/replaced``: using either
 /// is an error that names the replacement, so a renamed setting is not a mystery.
-public struct ReplacedRealtimeSetting: Sendable, Equatable {
+package struct ReplacedRealtimeSetting: Sendable, Equatable {
     /// The former key (JSON path).
-    public let key: String
+    package let key: String
     /// The former environment variable.
-    public let environmentVariable: String
+    package let environmentVariable: String
     /// The key that replaced it (a key of ``RealtimeSettingsTable/settings``).
-    public let replacement: String
+    package let replacement: String
     /// Why, or for what, in a few words ("for both transports").
-    public let note: String
+    package let note: String
 
     /// Declares a replaced setting.
-    public init(key: String, environmentVariable: String, replacement: String, note: String) {
+    package init(key: String, environmentVariable: String, replacement: String, note: String) {
         self.key = key
         self.environmentVariable = environmentVariable
         self.replacement = replacement
@@ -19,7 +19,7 @@ public struct ReplacedRealtimeSetting: Sendable, Equatable {
     }
 
     /// The replacement's environment variable (from the table).
-    public var replacementVariable: String {
+    package var replacementVariable: String {
         RealtimeSettingsTable.setting(forKey: replacement)?.environmentVariable ?? replacement
     }
 }
