@@ -33,7 +33,10 @@ struct DrillCommand: AsyncParsableCommand {
     @Option(help: "Events to cause in each phase (admin, command).")
     var events = 30
 
-    @Option(help: "Milliseconds between two caused events (default: 10 for admin, 250 for command).")
+    @Option(
+        help:
+            "Milliseconds between two caused events (default: 5 for admin, 200 events a second that keep flowing through each switch; 250 for command)."
+    )
     var interval: Int?
 
     @Option(help: "Seconds each phase watches natural traffic (trigger none).")
