@@ -82,7 +82,9 @@ struct ChaosTests {
         while clock.now < end {
             await publish()
             let now = clock.now
-            if let ends = blackholeEnds, now >= ends {
+            // A blackhole ends when its time is up, and at the latest when the faults end: the tail must be clean (a
+            // blackhole drawn late could otherwise last into it, and the tail's events would be lost, in a window).
+            if let ends = blackholeEnds, now >= min(ends, faultsEnd) {
                 proxy.closeAll()
                 blackholeEnds = nil
             }
@@ -99,7 +101,6 @@ struct ChaosTests {
             }
             try await Task.sleep(for: .milliseconds(10))
         }
-        if blackholeEnds != nil { proxy.closeAll() }
         let last = sequence - 1
         let settle = clock.now
         while (Self.sequences(probe).last ?? -1) < last, clock.now - settle < .seconds(10) {
