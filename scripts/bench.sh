@@ -8,7 +8,7 @@
 #   scripts/bench.sh --smoke --release
 #   scripts/bench.sh -- --only appsync bare-appsync --rounds 5    (arguments after -- go to bench.py)
 #   scripts/bench.sh --idle          idle wake-ups a minute of `watch` on both transports against `serve` at the
-#                                    service's cadence, above a bare Swift process (release; about 5 minutes)
+#                                    service's cadence, above a bare Swift process (release; about 6 minutes)
 #   scripts/bench.sh --idle -- --server-cli /tmp/before/vortex-realtime --cli /tmp/before/vortex-realtime
 #                                    (arguments after -- go to Benchmarks/Suite/idle.py: measure other binaries)
 #   scripts/bench.sh --lifecycle     time to detect, reconnect and be live again after each lifecycle event, both

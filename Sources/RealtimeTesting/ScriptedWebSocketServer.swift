@@ -26,6 +26,7 @@ public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
         var refusals: [WebSocketSeamError] = []
         var requests: [WebSocketRequest] = []
         var pingAnswering = PingAnswering.automatically
+        var linkExecutor: (any LinkExecutor)?
     }
 
     private let state = Locked(State())
@@ -44,6 +45,13 @@ public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
         set { state.withLock { $0.pingAnswering = newValue } }
     }
 
+    /// The executor connections accepted from now on offer their link (``WebSocketConnection/linkExecutor``); `nil`,
+    /// the default, offers none, as a connector without a thread of its own.
+    public var linkExecutor: (any LinkExecutor)? {
+        get { state.withLock { $0.linkExecutor } }
+        set { state.withLock { $0.linkExecutor = newValue } }
+    }
+
     /// Every connection request seen, refused ones included.
     public var requests: [WebSocketRequest] { state.withLock { $0.requests } }
 
@@ -58,7 +66,7 @@ public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
         let outcome: Result<ScriptedConnection, WebSocketSeamError> = state.withLock { state in
             state.requests.append(request)
             if !state.refusals.isEmpty { return .failure(state.refusals.removeFirst()) }
-            let connection = ScriptedConnection(request: request, pingAnswering: state.pingAnswering)
+            let connection = ScriptedConnection(request: request, pingAnswering: state.pingAnswering, linkExecutor: state.linkExecutor)
             state.connections.append(connection)
             return .success(connection)
         }
@@ -109,8 +117,12 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
     private let inboundContinuation: AsyncStream<Inbound>.Continuation
     private let iterator: Locked<AsyncStream<Inbound>.AsyncIterator?>
 
-    init(request: WebSocketRequest, pingAnswering: PingAnswering = .automatically) {
+    /// What this connection offers its link to run and sleep on (see ``ScriptedWebSocketServer/linkExecutor``).
+    public let linkExecutor: (any LinkExecutor)?
+
+    init(request: WebSocketRequest, pingAnswering: PingAnswering = .automatically, linkExecutor: (any LinkExecutor)? = nil) {
         self.request = request
+        self.linkExecutor = linkExecutor
         self.state = Locked(State(subprotocol: request.subprotocols.first, pingAnswering: pingAnswering))
         let (inbound, continuation) = AsyncStream<Inbound>.makeStream()
         inboundContinuation = continuation

@@ -12,10 +12,13 @@ final class NIOWebSocketConnection: WebSocketConnection {
     private let closeState: Locked<WebSocketCloseState>
     private let pongHandler: Locked<(@Sendable () -> Void)?>
     private let maxFrameSize: Int
+    /// The channel's event loop, when the connector offers it to the link.
+    let linkExecutor: (any LinkExecutor)?
 
     init(
         channel: any Channel, inbound: WebSocketInbound, closeState: Locked<WebSocketCloseState>,
-        pongHandler: Locked<(@Sendable () -> Void)?>, maxFrameSize: Int, negotiatedSubprotocol: String?
+        pongHandler: Locked<(@Sendable () -> Void)?>, maxFrameSize: Int, negotiatedSubprotocol: String?,
+        linkExecutor: (any LinkExecutor)?
     ) {
         self.channel = channel
         self.inbound = inbound
@@ -23,6 +26,7 @@ final class NIOWebSocketConnection: WebSocketConnection {
         self.pongHandler = pongHandler
         self.maxFrameSize = maxFrameSize
         self.negotiatedSubprotocol = negotiatedSubprotocol
+        self.linkExecutor = linkExecutor
     }
 
     func receive() async throws -> WebSocketMessage? {

@@ -19,6 +19,10 @@ import SubscriberCore
 /// the link's pings (``WebSocketConnection/sendPing()``) go out as empty ping frames and their pongs are reported to
 /// the link's handler on the event loop, without waking the reader. Up to 256 complete messages wait for the reader
 /// before reading from the socket pauses (backpressure).
+///
+/// Each connection offers its event loop as the link's ``LinkExecutor`` (``runsLinksOnEventLoop``): the link's reader,
+/// writer and timer run on the loop that reads the socket, so an idle link wakes that one thread for a frame or a
+/// deadline and nothing else.
 public struct NIOWebSocketConnector: WebSocketConnector {
     /// The default limit for one frame and for one reassembled message: 2 MiB. AppSync events are at most 240 KB
     /// and one message about 1.3 MB.
@@ -35,6 +39,10 @@ public struct NIOWebSocketConnector: WebSocketConnector {
     public var tlsConfiguration: TLSConfiguration?
     /// The event loops the connections run on.
     public var eventLoopGroup: any EventLoopGroup
+    /// Whether each connection offers its event loop to its link (``WebSocketConnection/linkExecutor``). Default
+    /// `true`: an idle link wakes one thread. Set `false` when the group's loops serve latency-sensitive work of their
+    /// own, so a link's parsing and delivery run on the global executor instead.
+    public var runsLinksOnEventLoop: Bool
     /// Where connection events are logged (at debug and trace level). Header values and subprotocols are never
     /// logged: they carry credentials.
     public var logger: Logger
@@ -47,6 +55,7 @@ public struct NIOWebSocketConnector: WebSocketConnector {
     ///   - closeTimeout: How long the closing handshake at the end of a scope waits for the server.
     ///   - tlsConfiguration: TLS settings for `wss://`; `nil` for NIOSSL's default client configuration.
     ///   - eventLoopGroup: The event loops to run on.
+    ///   - runsLinksOnEventLoop: Whether a connection's link runs and sleeps on the connection's event loop.
     ///   - logger: The logger for connection events.
     public init(
         maxFrameSize: Int = NIOWebSocketConnector.defaultMaxSize,
@@ -54,6 +63,7 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         closeTimeout: Duration = .seconds(1),
         tlsConfiguration: TLSConfiguration? = nil,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        runsLinksOnEventLoop: Bool = true,
         logger: Logger = Logger(label: "vortex.websocket")
     ) {
         // Out-of-range sizes are clamped rather than trapping: a frame size must fit the protocol's 32-bit field.
@@ -62,6 +72,7 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         self.closeTimeout = closeTimeout
         self.tlsConfiguration = tlsConfiguration
         self.eventLoopGroup = eventLoopGroup
+        self.runsLinksOnEventLoop = runsLinksOnEventLoop
         self.logger = logger
     }
 
@@ -108,7 +119,8 @@ public struct NIOWebSocketConnector: WebSocketConnector {
 
         let connection = NIOWebSocketConnection(
             channel: channel, inbound: inbound, closeState: closeState, pongHandler: pongHandler, maxFrameSize: maxFrameSize,
-            negotiatedSubprotocol: subprotocol)
+            negotiatedSubprotocol: subprotocol,
+            linkExecutor: runsLinksOnEventLoop ? EventLoopLinkExecutor(eventLoop: channel.eventLoop) : nil)
         let outcome: Result<Value, any Error>
         do { outcome = .success(try await body(connection)) } catch { outcome = .failure(error) }
         await finish(channel, connection, closeState)

@@ -7,6 +7,10 @@ import Logging
 /// (what the driver has to send). Pongs are recorded by the connection's pong handler on the connection's own thread,
 /// waking no task. The scope ends at the first ending — the server closed, the state machine declared the link dead,
 /// the driver or the transport asked — and nothing of the link outlives it.
+///
+/// When the connection offers its own thread (``WebSocketConnection/linkExecutor``: NIO's event loop), the whole scope
+/// runs there and, on the real clock, the timer sleeps on that thread's timers: an idle link then wakes one thread,
+/// once per frame or deadline, instead of a dispatch timer thread and a pool thread each time.
 package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     package let clock: C
     package let wallClock: WallClock
@@ -17,6 +21,9 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     package let rotateAfter: Duration?
     /// Pings, pong timeouts and probes.
     package let liveness: LivenessSettings
+    /// Whether the timer may sleep on a connection's own timers (``WebSocketConnection/linkExecutor``): only when
+    /// `clock` is real time, which those timers share; a test's clock keeps its own sleeps.
+    private let sleepsOnConnectionTimers: Bool
 
     package init(
         clock: C, wallClock: WallClock, logger: Logger, ackTimeout: Duration, rotateAfter: Duration?,
@@ -28,6 +35,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         self.ackTimeout = ackTimeout
         self.rotateAfter = rotateAfter
         self.liveness = liveness
+        self.sleepsOnConnectionTimers = clock is ContinuousClock || clock is SuspendingClock
     }
 
     /// Opens a link with `request`, runs it with `driver` until it ends, and reports how. While the link is open it is
@@ -41,7 +49,11 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                 do {
                     let scoped = try await connector.withConnection(request) { connection in
                         started.fire()
-                        return await scope(id: id, connection: connection, driver: driver, registry: registry)
+                        // On the connection's own thread when it offers one: an idle link then wakes only that thread.
+                        guard let executor = connection.linkExecutor else {
+                            return await scope(id: id, connection: connection, driver: driver, registry: registry)
+                        }
+                        return await executor.run { await scope(id: id, connection: connection, driver: driver, registry: registry) }
                     }
                     var report = scoped.value
                     report.close = scoped.close
@@ -95,10 +107,15 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                 let now = clock.now
                 if machine.withLock({ $0.probe(at: now, timeout: timeout) && $0.needsEarlierWake }) { timerPoke.withLock { $0 }.fire() }
             })
-        // On the connection's thread, before any ping can go out: a store under the lock, no task woken.
+        // When the timer sleeps on the connection's own thread, re-arming it from that thread costs no wake, and it
+        // saves one: the pong and the `ka` then move the timer to the later deadline at once, instead of leaving it to
+        // wake at the pong deadline, or just after a `ka` that came shortly before the next ping was due.
+        let rearmsOnSignsOfLife = sleepsOnConnectionTimers && connection.linkExecutor != nil
+        // On the connection's thread, before any ping can go out: a store under the lock, and no task woken unless
+        // the timer must move.
         connection.onPong {
             let now = clock.now
-            if machine.withLock({ $0.pongReceived(at: now) }) { timerPoke.withLock { $0 }.fire() }
+            if machine.withLock({ $0.pongReceived(at: now) }) || rearmsOnSignsOfLife { timerPoke.withLock { $0 }.fire() }
         }
 
         for message in driver.handshakeMessages() {
@@ -106,7 +123,9 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                await readInBatches(id: id) { await read(connection, driver, machine, control, registry, timerPoke, ended) }
+                await readInBatches(id: id) {
+                    await read(connection, driver, machine, control, registry, timerPoke, ended, rearmsOnKeepAlive: rearmsOnSignsOfLife)
+                }
             }
             group.addTask { await runTimer(connection, driver, machine, timerPoke, ended) }
             group.addTask { await write(connection, driver, wakes, ended) }
@@ -155,7 +174,8 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     /// The reader: a read's frames at a time, each handled where it is read; the consumers are woken after each read.
     private func read(
         _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ machine: Locked<LinkStateMachine<C.Instant>>,
-        _ control: LinkControl, _ registry: LinkRegistry?, _ timerPoke: Locked<OneShotSignal<Void>>, _ ended: OneShotSignal<Ended>
+        _ control: LinkControl, _ registry: LinkRegistry?, _ timerPoke: Locked<OneShotSignal<Void>>, _ ended: OneShotSignal<Ended>,
+        rearmsOnKeepAlive: Bool
     ) async {
         var open = false
         while true {
@@ -185,7 +205,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                             machine.keepAliveReceived(at: now)
                             return machine.needsEarlierWake
                         }
-                        if wake { timerPoke.withLock { $0 }.fire() }
+                        if wake || rearmsOnKeepAlive { timerPoke.withLock { $0 }.fire() }
                     case .reply(let reply):
                         try? await connection.send(reply)
                     case .close(let end, let code, let reason):
@@ -252,7 +272,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                 return next
             }
             guard let deadline else { return }
-            do { try await clock.sleep(until: deadline, tolerance: Self.tolerance(for: clock.now.duration(to: deadline))) } catch { return }
+            do { try await sleep(until: deadline, on: connection.linkExecutor) } catch { return }
             let now = clock.now
             let actions = machine.withLock { machine in
                 machine.timerArm = .awake
@@ -280,6 +300,18 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                 }
             }
         }
+    }
+
+    /// Sleeps until `deadline`: on the connection's own timer when it offers one and ``clock`` is real time, else on
+    /// the clock, a little late allowed.
+    private func sleep(until deadline: C.Instant, on executor: (any LinkExecutor)?) async throws {
+        let delay = clock.now.duration(to: deadline)
+        guard let executor, sleepsOnConnectionTimers else {
+            try await clock.sleep(until: deadline, tolerance: Self.tolerance(for: delay))
+            return
+        }
+        guard delay > .zero else { return try Task.checkCancellation() }
+        try await executor.sleep(for: delay)
     }
 
     /// How late the timer may wake: a tenth of the sleep, at most a second. Liveness deadlines are tens of seconds, so

@@ -46,6 +46,11 @@ public protocol WebSocketConnection: Sendable {
     ///
     /// The default implementation never calls it.
     func onPong(_ handler: @escaping @Sendable () -> Void)
+
+    /// The connection's own thread, if it has one, for the link to run on and sleep on (see ``LinkExecutor``).
+    ///
+    /// The default implementation offers none (`nil`): the link runs on the global executor.
+    var linkExecutor: (any LinkExecutor)? { get }
 }
 
 extension WebSocketConnection {
@@ -59,6 +64,9 @@ extension WebSocketConnection {
 
     /// No pongs are reported (see ``WebSocketConnection/onPong(_:)``).
     public func onPong(_ handler: @escaping @Sendable () -> Void) {}
+
+    /// No thread of its own: `nil` (see ``WebSocketConnection/linkExecutor``).
+    public var linkExecutor: (any LinkExecutor)? { nil }
 }
 
 /// Opens WebSocket connections. Transports take one of these so tests can substitute a fake server.
