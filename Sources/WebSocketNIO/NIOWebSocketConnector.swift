@@ -37,7 +37,8 @@ public struct NIOWebSocketConnector: WebSocketConnector {
     public var closeTimeout: Duration
     /// TLS settings for `wss://`; `nil` uses NIOSSL's default client configuration (system trust roots).
     public var tlsConfiguration: TLSConfiguration?
-    /// The event loops the connections run on.
+    /// The event loops the connections run on. The group must outlive every transport that uses this connector: a
+    /// loop that is shut down drops the work queued on it, the link's included.
     public var eventLoopGroup: any EventLoopGroup
     /// Whether each connection offers its event loop to its link (``WebSocketConnection/linkExecutor``). Default
     /// `true`: an idle link wakes one thread. Set `false` when the group's loops serve latency-sensitive work of their
