@@ -36,35 +36,6 @@ struct LinkRunnerExecutorTests {
         #expect(executor.sleepsUnderWay == 0)
     }
 
-    @Test("on the connection's timer a pong and a ka re-arm the timer at once for the next ping (no wake at the old deadline)")
-    func signsOfLifeRearmTheTimer() async throws {
-        let executor = RecordingLinkExecutor()
-        let server = ScriptedWebSocketServer()
-        server.linkExecutor = executor
-        server.pingAnswering = .manually
-        let link = startLink(on: ContinuousClock(), server: server)
-
-        let connection = try await server.nextConnection()
-        #expect(try await connection.nextSentText() == "hello")
-        connection.emit("ack")
-        try await connection.waitForPings(1)
-        // The first ping waits for its pong: the timer sleeps until the pong deadline.
-        let pongWait = try await executor.waitForSleep(2)
-        #expect(pongWait > .seconds(9) && pongWait <= .seconds(10))
-        // The pong moves the deadline to the next ping, 30 s on: the timer is re-armed now, not at the pong deadline.
-        #expect(connection.answerPings() == 1)
-        let afterPong = try await executor.waitForSleep(3)
-        #expect(afterPong > .seconds(29) && afterPong <= .seconds(30))
-        // So does a `ka`.
-        connection.emit("ka")
-        let afterKeepAlive = try await executor.waitForSleep(4)
-        #expect(afterKeepAlive > .seconds(29) && afterKeepAlive <= .seconds(30))
-        #expect(executor.sleepsUnderWay == 1)
-
-        link.cancel()
-        _ = await link.value
-    }
-
     @Test("on a test clock the link still runs on the connection's executor but sleeps on the test clock")
     func testClockKeepsItsOwnSleeps() async throws {
         let executor = RecordingLinkExecutor()

@@ -107,15 +107,12 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                 let now = clock.now
                 if machine.withLock({ $0.probe(at: now, timeout: timeout) && $0.needsEarlierWake }) { timerPoke.withLock { $0 }.fire() }
             })
-        // When the timer sleeps on the connection's own thread, re-arming it from that thread costs no wake, and it
-        // saves one: the pong and the `ka` then move the timer to the later deadline at once, instead of leaving it to
-        // wake at the pong deadline, or just after a `ka` that came shortly before the next ping was due.
-        let rearmsOnSignsOfLife = sleepsOnConnectionTimers && connection.linkExecutor != nil
-        // On the connection's thread, before any ping can go out: a store under the lock, and no task woken unless
-        // the timer must move.
+        // On the connection's thread, before any ping can go out: a store under the lock, no task woken. (Re-arming
+        // the timer for the later deadline would not save its wake either: NIO keeps its timer armed for the earliest
+        // deadline it was given.)
         connection.onPong {
             let now = clock.now
-            if machine.withLock({ $0.pongReceived(at: now) }) || rearmsOnSignsOfLife { timerPoke.withLock { $0 }.fire() }
+            if machine.withLock({ $0.pongReceived(at: now) }) { timerPoke.withLock { $0 }.fire() }
         }
 
         for message in driver.handshakeMessages() {
@@ -123,9 +120,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                await readInBatches(id: id) {
-                    await read(connection, driver, machine, control, registry, timerPoke, ended, rearmsOnKeepAlive: rearmsOnSignsOfLife)
-                }
+                await readInBatches(id: id) { await read(connection, driver, machine, control, registry, timerPoke, ended) }
             }
             group.addTask { await runTimer(connection, driver, machine, timerPoke, ended) }
             group.addTask { await write(connection, driver, wakes, ended) }
@@ -174,8 +169,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     /// The reader: a read's frames at a time, each handled where it is read; the consumers are woken after each read.
     private func read(
         _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ machine: Locked<LinkStateMachine<C.Instant>>,
-        _ control: LinkControl, _ registry: LinkRegistry?, _ timerPoke: Locked<OneShotSignal<Void>>, _ ended: OneShotSignal<Ended>,
-        rearmsOnKeepAlive: Bool
+        _ control: LinkControl, _ registry: LinkRegistry?, _ timerPoke: Locked<OneShotSignal<Void>>, _ ended: OneShotSignal<Ended>
     ) async {
         var open = false
         while true {
@@ -205,7 +199,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                             machine.keepAliveReceived(at: now)
                             return machine.needsEarlierWake
                         }
-                        if wake || rearmsOnKeepAlive { timerPoke.withLock { $0 }.fire() }
+                        if wake { timerPoke.withLock { $0 }.fire() }
                     case .reply(let reply):
                         try? await connection.send(reply)
                     case .close(let end, let code, let reason):
