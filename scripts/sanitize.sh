@@ -4,7 +4,7 @@
 # deadlines are stretched by VORTEX_TEST_TIME_SCALE (RealtimeTesting's TestTime) to tolerate the slowdown. Prints every
 # sanitizer report's headline; exit status 1 when a test failed or a sanitizer reported anything.
 #
-#   scripts/sanitize.sh                                 both sanitizers, the whole suite (as scripts/test.sh runs it)
+#   scripts/sanitize.sh                                 both sanitizers, the whole suite (in scripts/test.sh's groups)
 #   scripts/sanitize.sh thread --filter 'SubscriberCoreTests|GraphQLTransportTests'
 #   scripts/sanitize.sh address --skip 'ChaosTests|FuzzTests'
 #
@@ -43,19 +43,22 @@ for sanitizer in "${sanitizers[@]}"; do
   echo "== $sanitizer sanitizer ($scratch, test deadlines x$factor)"
   swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch"
 
-  # The parts: the selection given, or the whole suite as scripts/test.sh runs it (chaos and fuzz on their own).
+  # The parts: the selection given, or the whole suite in the groups scripts/test.sh runs it in (the sanitizers'
+  # slowdown makes tests that start together starve each other even more than on a plain build).
+  runs=()
   if [ ${#selection[@]} -gt 0 ]; then
     runs=("selected")
   else
-    runs=(main chaos fuzz)
+    source scripts/lib/test-groups.sh
+    runs=("${test_group_names[@]}")
   fi
-  for run in "${runs[@]}"; do
-    case "$run" in
-      selected) arguments=("${selection[@]}") ;;
-      main) arguments=(--skip 'ChaosTests|FuzzTests') ;;
-      chaos) arguments=(--filter ChaosTests) ;;
-      fuzz) arguments=(--filter FuzzTests) ;;
-    esac
+  for index in "${!runs[@]}"; do
+    run="${runs[$index]}"
+    if [ "$run" = selected ]; then
+      arguments=("${selection[@]}")
+    else
+      read -r -a arguments <<<"${test_group_args[$index]}"
+    fi
     log="$scratch/sanitize-$run.log"
     status=0
     swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" "${arguments[@]}" >"$log" 2>&1 || status=$?
