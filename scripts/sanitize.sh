@@ -62,11 +62,13 @@ for sanitizer in "${sanitizers[@]}"; do
     log="$scratch/sanitize-$run.log"
     status=0
     swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" "${arguments[@]}" >"$log" 2>&1 || status=$?
-    reports=$(grep -cE '^(WARNING: ThreadSanitizer|ERROR: (AddressSanitizer|LeakSanitizer)):' "$log" || true)
+    # Reports start a line, after the process id for the address and leak sanitizers ("==1234==ERROR: …").
+    reports=$(grep -cE '^(==[0-9]+==)?(WARNING: ThreadSanitizer|ERROR: (AddressSanitizer|LeakSanitizer)):' "$log" || true)
     summary=$(grep -E '^(✔|✘) Test run with' "$log" | tail -1 || true)
     echo "$sanitizer $run: status $status, $reports sanitizer report(s); ${summary:-no test summary (see $log)}"
     if [ "$reports" -gt 0 ]; then
-      grep -E '^(WARNING: ThreadSanitizer|ERROR: (AddressSanitizer|LeakSanitizer)|SUMMARY: (Thread|Address|Leak)Sanitizer):' "$log" |
+      grep -E '^(==[0-9]+==)?(WARNING: ThreadSanitizer|ERROR: (AddressSanitizer|LeakSanitizer)|SUMMARY: (Thread|Address|Leak)Sanitizer):' "$log" |
+        sed -E 's/^==[0-9]+==//' |
         sort | uniq -c | sort -rn | head -20
     fi
     if [ "$status" -ne 0 ] || [ "$reports" -gt 0 ]; then failed=1; fi

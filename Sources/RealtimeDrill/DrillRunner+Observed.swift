@@ -88,17 +88,32 @@ extension DrillRunner {
         reference: ShadowObservation, drilled: StreamRecorder, start: Date, end: Date, tolerance: TimeInterval
     ) -> [RollbackReport.Stream] {
         let parity = reference.judge(ParityMatcher(tolerance: tolerance), start: start, end: end)
-        let expected = parity.allEvents.filter { $0.arrivedAt >= start && $0.arrivedAt <= end }
-        let delivered = drilled.observed(identity: reference.identity).filter { $0.arrivedAt >= start }
+        return judgeObserved(
+            seen: parity.allEvents, delivered: drilled.observed(identity: reference.identity), windows: drilled.gaps, start: start,
+            end: end, tolerance: tolerance)
+    }
+
+    /// The judgement itself, on what was recorded: `seen` is what the references received, `delivered` what the drilled
+    /// notifier did, `windows` the gaps it reported. An event the references received from `start` to `end` is expected;
+    /// one without a delivered counterpart is missing, outside the windows unless its instant lies in one.
+    ///
+    /// The drilled notifier may receive an event a little before the references do. Its copy then arrives before
+    /// `start` while theirs arrives after it. So deliveries up to `tolerance` before `start` still answer expected events:
+    /// a run that starts between the two copies loses nothing. Unanswered deliveries count only from `start`.
+    package static func judgeObserved(
+        seen: [ObservedEvent], delivered recorded: [ObservedEvent], windows: [ReportedGap], start: Date, end: Date,
+        tolerance: TimeInterval
+    ) -> [RollbackReport.Stream] {
+        let expected = seen.filter { $0.arrivedAt >= start && $0.arrivedAt <= end }
+        let delivered = recorded.filter { $0.arrivedAt >= start.addingTimeInterval(-tolerance) }
         let pairing = EventMatcher(tolerance: tolerance).pair(expected, delivered)
-        let windows = drilled.gaps
         let paired = pairing.matched + pairing.different
         return ObservedEvent.streams.map { stream in
             let missing = pairing.onlyLeft.filter { $0.stream == stream }
             let outside = missing.filter { event in !windows.contains { $0.covers(stream: stream) && $0.contains(event.instant) } }
             // Unpaired deliveries within the run: a second copy of a paired event is a duplicate; anything else is an
             // event neither reference saw.
-            let extra = pairing.onlyRight.filter { $0.stream == stream && $0.arrivedAt <= end }
+            let extra = pairing.onlyRight.filter { $0.stream == stream && $0.arrivedAt >= start && $0.arrivedAt <= end }
             let duplicated = extra.filter { event in
                 paired.contains {
                     $0.right.stream == stream && $0.right.timestamp == event.timestamp && $0.right.differingFields(from: event).isEmpty
@@ -106,8 +121,10 @@ extension DrillRunner {
             }
             return RollbackReport.Stream(
                 stream: stream, published: expected.filter { $0.stream == stream }.count,
-                received: delivered.filter { $0.stream == stream && $0.arrivedAt <= end }.count, missing: missing.count,
-                missingOutsideWindows: outside.count, duplicated: duplicated.count, unexpected: extra.count - duplicated.count)
+                received: paired.filter { $0.right.stream == stream }.count + extra.count, missing: missing.count,
+                missingOutsideWindows: outside.count, duplicated: duplicated.count, unexpected: extra.count - duplicated.count,
+                missingOutsideWindowsEvents: outside.isEmpty
+                    ? nil : outside.map { "\($0.entity) \($0.timestamp ?? "-"), arrived \($0.arrived)" })
         }
     }
 

@@ -22,10 +22,15 @@ public struct RollbackReport: Sendable, Codable, Equatable {
         /// Basis `observed`: values neither reference notifier saw (not judged: a reference may miss what the drilled
         /// notifier got); `nil` with basis `published`.
         public var unexpected: Int?
+        /// Basis `observed`: each event missing outside every window, as `entity timestamp, arrived at` (so a failed
+        /// judgement shows which events, and when); `nil` with basis `published` or when none is missing.
+        public var missingOutsideWindowsEvents: [String]?
 
         /// Creates a row.
         public init(
-            stream: String, published: Int, received: Int, missing: Int, missingOutsideWindows: Int, duplicated: Int, unexpected: Int? = nil
+            stream: String, published: Int, received: Int, missing: Int, missingOutsideWindows: Int, duplicated: Int,
+            unexpected: Int? = nil,
+            missingOutsideWindowsEvents: [String]? = nil
         ) {
             self.stream = stream
             self.published = published
@@ -34,6 +39,7 @@ public struct RollbackReport: Sendable, Codable, Equatable {
             self.missingOutsideWindows = missingOutsideWindows
             self.duplicated = duplicated
             self.unexpected = unexpected
+            self.missingOutsideWindowsEvents = missingOutsideWindowsEvents
         }
     }
 
