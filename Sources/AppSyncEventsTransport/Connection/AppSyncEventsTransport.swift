@@ -129,6 +129,14 @@ public actor AppSyncEventsTransport: RealtimeTransport {
         states.update(.disconnected(.requested))
     }
 
+    /// A transport dropped without ``disconnect()`` ends the same way, without waiting: its subscription streams
+    /// finish and its supervisor is cancelled, so no connection outlives the last reference to the transport.
+    deinit {
+        guard let run else { return }
+        run.state.endAll(error: nil)
+        run.task.cancel()
+    }
+
     /// A new stream of connection states, starting with the current one.
     public func connectionStates() -> AsyncStream<ConnectionState> { states.makeStream() }
 

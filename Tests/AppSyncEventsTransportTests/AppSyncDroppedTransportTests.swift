@@ -1,0 +1,34 @@
+import Foundation
+import RealtimeTesting
+import SubscriberCore
+import Testing
+
+@testable import AppSyncEventsTransport
+
+/// A transport that its owner drops without `disconnect()` must not live on in its own tasks.
+@Suite("AppSyncEventsTransport dropped without disconnect")
+struct AppSyncDroppedTransportTests {
+    @Test("the last reference gone, the transport is released, its connection closes and its streams finish")
+    func droppedTransportEnds() async throws {
+        let server = ScriptedWebSocketServer()
+        var transport: AppSyncEventsTransport? = AppSyncEventsTransport(
+            configuration: AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(AppSyncHarness.endpointText)),
+            auth: ScriptedAuthSession(.bearerToken("jwt-1")), connector: server, clock: ManualClock())
+        weak let released = transport
+        let probe = SubscriptionProbe(await transport!.subscribe(.channel("/default/a")))
+        let connection = try await server.nextConnection()
+        #expect(try await connection.nextSentJSON()["type"] as? String == "connection_init")
+        connection.emit(#"{"type":"connection_ack"}"#)
+        let id = try await AppSyncHarness.expectSubscribe(on: connection, channel: "default/a")
+        connection.emit(#"{"type":"subscribe_success","id":"\#(id)"}"#)
+        #expect(try await probe.next() == .live)
+
+        transport = nil
+        #expect(released == nil)
+        guard case .finished = try await probe.ending() else {
+            Issue.record("the stream should finish without an error")
+            return
+        }
+        _ = try await connection.waitForClientClose()
+    }
+}
