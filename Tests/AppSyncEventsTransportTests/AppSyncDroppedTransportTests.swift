@@ -15,6 +15,7 @@ struct AppSyncDroppedTransportTests {
             configuration: AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(AppSyncHarness.endpointText)),
             auth: ScriptedAuthSession(.bearerToken("jwt-1")), connector: server, clock: ManualClock())
         weak let released = transport
+        let states = await transport!.connectionStates()
         let probe = SubscriptionProbe(await transport!.subscribe(.channel("/default/a")))
         let connection = try await server.nextConnection()
         #expect(try await connection.nextSentJSON()["type"] as? String == "connection_init")
@@ -30,5 +31,12 @@ struct AppSyncDroppedTransportTests {
             return
         }
         _ = try await connection.waitForClientClose()
+        // The state stream reports the end, then finishes.
+        let last = try await withTestTimeout(5, "the state stream to finish") {
+            var last: ConnectionState?
+            for await state in states { last = state }
+            return last
+        }
+        #expect(last == .disconnected(.requested))
     }
 }

@@ -15,6 +15,7 @@ struct GraphQLDroppedTransportTests {
             configuration: try GraphQLTransportConfiguration("ws://127.0.0.1:9/graphql"),
             auth: ScriptedAuthSession(.bearerToken("jwt-1")), connector: server, clock: ManualClock())
         weak let released = transport
+        let states = await transport!.connectionStates()
         let probe = SubscriptionProbe(await transport!.subscribe(.graphQL(GraphQLHarness.deviceQuery)))
         let connection = try await server.nextConnection()
         #expect(try await connection.nextSentJSON()["type"] as? String == "connection_init")
@@ -28,5 +29,12 @@ struct GraphQLDroppedTransportTests {
             return
         }
         _ = try await connection.waitForClientClose()
+        // The state stream reports the end, then finishes.
+        let last = try await withTestTimeout(5, "the state stream to finish") {
+            var last: ConnectionState?
+            for await state in states { last = state }
+            return last
+        }
+        #expect(last == .disconnected(.requested))
     }
 }

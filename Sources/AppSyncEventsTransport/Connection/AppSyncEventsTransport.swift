@@ -130,11 +130,15 @@ public actor AppSyncEventsTransport: RealtimeTransport {
     }
 
     /// A transport dropped without ``disconnect()`` ends the same way, without waiting: its subscription streams
-    /// finish and its supervisor is cancelled, so no connection outlives the last reference to the transport.
+    /// finish and its supervisor is cancelled, so no connection outlives the last reference to the transport. Its
+    /// connection-state streams report `disconnected(requested)` and finish: no state can follow.
     deinit {
-        guard let run else { return }
-        run.state.endAll(error: nil)
-        run.task.cancel()
+        if let run {
+            run.state.endAll(error: nil)
+            run.task.cancel()
+        }
+        states.update(.disconnected(.requested))
+        states.finish()
     }
 
     /// A new stream of connection states, starting with the current one.
