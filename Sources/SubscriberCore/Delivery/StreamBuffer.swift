@@ -132,13 +132,17 @@
     /// Wakes a waiting consumer if there is something for it.
     @inlinable
     package func signal() {
-        state.withLock { state in
-            guard let waiter = state.waiter, let ready = state.ready() else { return }
+        let waiter = state.withLock { state -> UnsafeContinuation<Void, Never>? in
+            guard let waiter = state.waiter, let ready = state.ready() else { return nil }
             state.waiter = nil
             state.handoff = ready
-            // Resumed under the lock (it only enqueues the task): see `next()`.
-            waiter.resume()
+            return waiter
         }
+        // Resumed after unlocking, never under the lock: resuming takes the consumer task's status lock, and a
+        // cancellation of that task holds its status lock while its handler (`consumerGone()`) takes ours. Resuming
+        // under the lock deadlocked against a cancel (the soak found it: a reader on the event loop flushing its batch
+        // while the notifier cancelled the consumer).
+        waiter?.resume()
     }
 
     /// Ends the stream after the queued elements, normally or with `error`, and wakes the consumer.
@@ -178,13 +182,12 @@
             batch.markFlushedByUpstream()
             batch.flush()
         }
-        // The element is handed over through the locked state, not through the continuation, and the continuation is
-        // resumed under the lock: a continuation resumed before its task reaches the await lets the task run on without
-        // any happens-before edge the thread sanitizer is told of (the runtime's fast path in `swift_continuation_await`
-        // synchronises with an acquire load that carries no TSan annotation), so a value passed through it, and the
-        // task's next continuation in the same memory, were reported as races with the resume. They were safe; this is
-        // safe and visibly so: everything the producer does to the continuation happens before it unlocks, and the
-        // consumer reads the handoff after it locks.
+        // The element is handed over through the locked state, not through the continuation (which carries no value):
+        // a continuation resumed before its task reaches the await lets the task run on without any happens-before edge
+        // the thread sanitizer is told of (the runtime's fast path in `swift_continuation_await` synchronises with an
+        // acquire load that carries no TSan annotation), so a value passed through it was reported as a race with the
+        // resume. The producer writes the handoff before it unlocks and the consumer reads it after it locks: an edge
+        // the sanitizer sees. The resume itself happens after unlocking (see `signal()`).
         await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state -> Bool in
@@ -209,19 +212,20 @@
 
     @usableFromInline
     func consumerGone() {
-        let handler = state.withLock { state -> (@Sendable () -> Void)? in
-            guard !state.gone else { return nil }
+        let (handler, waiter) = state.withLock { state -> ((@Sendable () -> Void)?, UnsafeContinuation<Void, Never>?) in
+            guard !state.gone else { return (nil, nil) }
             state.gone = true
-            if let waiter = state.waiter {
+            let waiter = state.waiter
+            if waiter != nil {
                 state.waiter = nil
                 state.handoff = .success(nil)
-                waiter.resume()
             }
             state.elements.removeAll()
             state.head = 0
             defer { state.goneHandler = nil }
-            return state.end != nil ? nil : state.goneHandler
+            return (state.end != nil ? nil : state.goneHandler, waiter)
         }
+        waiter?.resume()  // after unlocking, as in `signal()`
         handler?()
     }
 }
