@@ -170,6 +170,22 @@ struct SubscriptionSinkTests {
         #expect(try await drain(stream) == [event(1), event(2)])
     }
 
+    @Test("a sink dropped without finishing ends its stream after its events and the loss it still held")
+    func droppedSinkEndsTheStream() async throws {
+        var (stream, sink): (AsyncThrowingStream<SubscriptionEvent, any Error>, SubscriptionSink?) = SubscriptionSink.make(
+            bufferLimit: 1, label: "default/test", logger: Self.logger, wallClock: Self.wall)
+        sink?.yield(event(1))
+        sink?.yield(event(2))  // dropped: the buffer holds one
+        sink = nil
+        let events = try await drain(stream)
+        #expect(events.first == event(1))
+        guard events.count == 2, case .lost(let loss) = events[1] else {
+            Issue.record("expected the kept event and a loss report, got \(events)")
+            return
+        }
+        #expect(loss.count == 1)
+    }
+
     @Test("an unreadable event is reported at once, in order")
     func undecodableIsReported() async throws {
         let (stream, sink) = SubscriptionSink.make(bufferLimit: 8, label: "default/test", logger: Self.logger, wallClock: Self.wall)

@@ -99,12 +99,14 @@ struct DeliveryBatchTests {
     @Test("dropping the stream, or cancelling its consumer, counts as the consumer having gone")
     func consumerGone() async throws {
         let dropped = OneShotSignal<Void>()
+        let sink: SubscriptionSink
         do {
-            let (stream, sink) = SubscriptionSink.make(bufferLimit: 4, label: "batch", logger: Self.logger)
+            let made = SubscriptionSink.make(bufferLimit: 4, label: "batch", logger: Self.logger)
+            sink = made.sink
             sink.onConsumerGone { dropped.fire() }
-            _ = stream
-        }
+        }  // the stream goes here, while the sink lives on (a dropped sink finishes the stream instead)
         #expect(dropped.isFired)
+        withExtendedLifetime(sink) {}
 
         // Cancelled while it waits for an element (the buffer itself, so the test can see it wait).
         let cancelled = OneShotSignal<Void>()

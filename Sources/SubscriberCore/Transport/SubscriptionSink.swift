@@ -47,6 +47,12 @@ package final class SubscriptionSink: Sendable {
         self.margin = margin.timeInterval
     }
 
+    /// A sink dropped without ``finish(throwing:)`` (its transport or its state went away) ends its stream normally,
+    /// after any loss it still held: a consumer never waits for a producer that is gone.
+    deinit {
+        finish()
+    }
+
     /// Called once when the consumer stops iterating (cancelled or dropped the stream), not when the sink finishes it.
     package func onConsumerGone(_ handler: @escaping @Sendable () -> Void) {
         buffer.onConsumerGone(handler)
