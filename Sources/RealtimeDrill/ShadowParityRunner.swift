@@ -13,13 +13,18 @@ public struct ShadowParityRunner: Sendable {
     /// How long nothing may arrive on either side before a settled run stops waiting for events still in flight.
     /// Default 0.3 s.
     public var settleQuiet: TimeInterval = 0.3
+    /// How long after both sides are live the run starts, in seconds. Default 0.5. graphql-transport-ws acknowledges no
+    /// subscription: a GraphQL stream reports `live` at its first event or once a confirmation window passed, and on a
+    /// loaded server the subscription may start delivering a moment later, so an event published just then reaches
+    /// AppSync only. Events that arrive before the start only pair; they are not judged alone.
+    public var startSettle: TimeInterval = 0.5
     /// Progress lines.
     public var onProgress: @Sendable (String) -> Void = { _ in }
 
     /// Creates a runner.
     public init(target: DrillTarget) { self.target = target }
 
-    /// Observes both sides from the moment both are live while `traffic` runs (it returns when the run should end:
+    /// Observes both sides from ``startSettle`` after both are live while `traffic` runs (it returns when the run should end:
     /// after a duration, on a signal, or when its events are out), then settles — waits until every event has its
     /// counterpart and nothing new arrived for ``settleQuiet``, at most ``tolerance`` (at least 0.5 s) — and judges.
     public func run(traffic: @Sendable () async throws -> Void) async throws -> ShadowParityReport {
@@ -27,6 +32,7 @@ public struct ShadowParityRunner: Sendable {
         do {
             onProgress("parity: waiting for both notifiers (appsync, graphql) to be live as \(target.identity.user)")
             try await observation.waitUntilLive(timeout: liveTimeout)
+            try await Task.sleep(for: .seconds(startSettle))
             let start = Date()
             onProgress("parity: observing")
             try await traffic()
