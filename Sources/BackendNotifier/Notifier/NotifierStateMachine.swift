@@ -22,75 +22,6 @@ import SubscriberCore
 ///   on its way over the old link), then the cut-over happens for all upstreams in one step. A requested switch over
 ///   a live old transport reports an empty window.
 struct NotifierStateMachine: Sendable {
-    /// The durations the machine arms timers with.
-    struct Settings: Equatable, Sendable {
-        var backgroundGrace: Duration
-        var switchTimeout: Duration
-        var networkErrorAfter: Duration
-        /// How long the old transport goes on delivering once every new subscription is live.
-        var switchSettle: Duration
-        /// How long after a cut-over the new transport's events are still checked against what the old one delivered.
-        var overlapDeduplication: Duration
-        /// The gap rule's safety margin before an unplanned switch's start, in seconds.
-        var gapSafetyMargin: TimeInterval
-
-        init(_ configuration: NotifierConfiguration) {
-            backgroundGrace = configuration.backgroundGrace
-            switchTimeout = configuration.switchTimeout
-            networkErrorAfter = configuration.networkErrorAfter
-            switchSettle = .milliseconds(500)
-            overlapDeduplication = .seconds(EventRouter.lossMargin)
-            gapSafetyMargin = EventRouter.lossMargin
-        }
-    }
-
-    struct Run: Equatable, Sendable {
-        let id: RunID
-        let transport: TransportRef
-        var live = false
-    }
-
-    /// An operation waiting for the one running.
-    enum Queued: Equatable, Sendable {
-        case update(Identity, operation: Int)
-        case switchTransport(TransportRef, TransportSwitchReason, onlyFromOtherDialect: Bool, operation: Int)
-        case suspend
-        case resume(operation: Int)
-    }
-
-    /// A switch in progress.
-    struct Switch: Equatable, Sendable {
-        enum Stage: Equatable, Sendable {
-            /// The new runs subscribe while the old ones deliver; `waiting` are not live yet.
-            case preparing(waiting: Set<Upstream>)
-            /// Cut over; the old transport is being disconnected.
-            case releasing(old: TransportRef, token: Int, cutOverAt: Date)
-            /// Given up; the new transport is being disconnected.
-            case abandoning(token: Int, error: RealtimeError)
-        }
-
-        let operation: Int
-        let id: Int
-        let target: TransportRef
-        let reason: TransportSwitchReason
-        let startedAt: Date
-        /// The new runs.
-        var prepared: [Upstream: Run] = [:]
-        /// Whether the old transport stayed live for every upstream through the overlap (then nothing can be missing).
-        var oldIntact = true
-        var stage: Stage
-    }
-
-    /// The operation running.
-    enum Operation: Equatable, Sendable {
-        case none
-        /// The active transport is being disconnected for a new identity.
-        case updating(operation: Int, token: Int, signedOut: Bool)
-        /// The active transport is being disconnected after the background grace delay.
-        case suspending(token: Int)
-        case switching(Switch)
-    }
-
     let settings: Settings
     private(set) var identity: Identity
     private(set) var active: TransportRef
@@ -639,27 +570,6 @@ struct NotifierStateMachine: Sendable {
         if publicState != .offline {
             publicState = .offline
             act(.publishState(.offline))
-        }
-    }
-
-    /// After shutdown every operation returns at once and nothing else changes.
-    private mutating func afterShutdown(_ event: Event) {
-        switch event {
-        case .updateRequested(let identity, let operation): answerAfterShutdown(.update(identity, operation: operation))
-        case .switchRequested(let target, let reason, let only, let operation):
-            answerAfterShutdown(.switchTransport(target, reason, onlyFromOtherDialect: only, operation: operation))
-        case .enteredForeground(let operation): answerAfterShutdown(.resume(operation: operation))
-        default: break
-        }
-    }
-
-    private mutating func answerAfterShutdown(_ queued: Queued) {
-        switch queued {
-        case .update(_, let operation), .resume(let operation): act(.completeOperation(operation))
-        case .switchTransport(let target, _, _, let operation):
-            act(.forgetTransport(target.id))
-            act(.failOperation(operation, .disconnected))
-        case .suspend: break
         }
     }
 
