@@ -57,10 +57,13 @@ let package = Package(
         ),
         // The WebSocket seam on SwiftNIO directly. Linked by Composition on Linux only, so an iOS app that links
         // BackendNotifier + Composition links neither SwiftNIO nor NIOSSL.
+        // Linux's `timerfd`, which Glibc's module does not export: a link's own timer (WebSocketNIO's `TimerFDLinkTimer`).
+        .target(name: "CTimerFD"),
         .target(
             name: "WebSocketNIO",
             dependencies: [
                 "SubscriberCore",
+                .target(name: "CTimerFD", condition: .when(platforms: [.linux, .android])),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -61,7 +61,7 @@ package enum RealtimeSettingsTable {
         .seconds(
             "liveness.pongTimeoutSeconds", \.liveness.pongTimeoutSeconds, environment: "VORTEX_REALTIME_PONG_TIMEOUT",
             doc:
-                "Both transports: a ping's pong may take this long; a link that answers pings and misses one is dropped and replaced. With the defaults a silent link is found at most 40 s after its last frame."
+                "Both transports: a ping's pong may take this long; a link that answers pings and misses one is dropped and replaced. With the defaults a silent link is found at most 40 s after its last frame (44 s on AppSync, where a ping may wait for a `ka` due with it)."
         ),
         .seconds(
             "liveness.probeTimeoutSeconds", \.liveness.probeTimeoutSeconds, environment: "VORTEX_REALTIME_PROBE_TIMEOUT",

@@ -125,6 +125,22 @@ struct LinkStateMachineTests {
                 .due(100, [.fail(.keepAliveTimeout(.seconds(100)))]),
             ]),
         LivenessScript(
+            name:
+                "AWS's cadence: a ping due within 2 s of the expected ka waits 2 s past it; the ka moves it on; a missing ka is found in 42 s",
+            steps: [
+                .ack(0, appSync, pingNow: true), .ka(0), .pong(0), .next(30),
+                .due(30, [.sendPing]), .pong(30), .next(60),  // one ka so far: no interval known, no wait
+                .ka(60), .next(90), .due(90, [.sendPing]), .pong(90), .next(122),  // the ka is expected at 120
+                .ka(120), .next(150), .due(150, [.sendPing]), .pong(150), .next(182),
+                .due(180, []), .due(182, [.sendPing]), .due(192, [.fail(.pongTimeout(.seconds(10)))]),
+            ]),
+        LivenessScript(
+            name: "a ping due well away from the expected ka keeps its quiet period",
+            steps: [
+                .ack(0, appSync, pingNow: true), .ka(0), .pong(0), .ka(60), .next(90), .frame(100), .next(130),
+                .due(130, [.sendPing]), .pong(131), .next(161),
+            ]),
+        LivenessScript(
             name: "a probe pings at once with the short timeout: a pong keeps the link, silence ends it",
             steps: [
                 .ack(0, graphQL, pingNow: true), .pong(0),
@@ -298,6 +314,30 @@ struct LinkStateMachineTests {
         let probed = machine.probe(at: at(10), timeout: .seconds(3))
         #expect(probed)
         #expect(machine.needsEarlierWake, "a probe is due at once")
+    }
+
+    @Test("a sign of life moves the link's own timer only once the deadline moved more than the slack past its sleep")
+    func postponedWake() {
+        func ms(_ milliseconds: Int) -> ManualClock.Instant { ManualClock.Instant(offset: .milliseconds(milliseconds)) }
+        var machine = Machine(openedAt: at(0), ackTimeout: .seconds(15))
+        _ = machine.acknowledged(at: at(0), fallback: Self.appSync, rotateAfter: nil)
+        machine.pongReceived(at: at(0))
+        machine.timerArm = .sleeping(until: at(30))
+        #expect(machine.postponedWake(slack: .seconds(1)) == nil, "nothing moved")
+        machine.received(at: ms(900))
+        #expect(machine.postponedWake(slack: .seconds(1)) == nil, "moved by less than the slack: the timer wakes early once")
+        machine.received(at: at(5))
+        #expect(machine.postponedWake(slack: .seconds(1)) == at(35))
+        #expect(machine.timerArm == .sleeping(until: at(35)), "recorded: the next frame compares with the moved deadline")
+        machine.received(at: ms(5_500))
+        #expect(machine.postponedWake(slack: .seconds(1)) == nil, "a busy link re-arms at most once per slack")
+        machine.pongReceived(at: at(20))
+        #expect(machine.postponedWake(slack: .seconds(1)) == at(50), "an unsolicited pong is a sign of life too")
+        machine.received(at: at(25))
+        machine.timerArm = .awake
+        #expect(machine.postponedWake(slack: .seconds(1)) == nil, "an awake timer reads its deadline itself")
+        machine.timerArm = .idle
+        #expect(machine.postponedWake(slack: .seconds(1)) == nil, "an idle timer sleeps on nothing")
     }
 
     @Test("the answer to a ping wakes the timer only when the next ping is due before the pong deadline it sleeps for")

@@ -1,9 +1,11 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import RealtimeTesting
 import SubscriberCore
 import Testing
-import WebSocketNIO
+
+@testable import WebSocketNIO
 
 /// The event loop a NIO connection offers its link (``WebSocketConnection/linkExecutor``), on a real socket.
 @Suite("A NIO connection's event loop as the link's executor")
@@ -48,20 +50,76 @@ struct EventLoopLinkExecutorTests {
     func cancelledSleepThrows() async throws {
         try await withConnection { connection, _ in
             let executor = try #require(connection.linkExecutor)
-            let sleeping = Task { try await executor.sleep(for: .seconds(3600)) }
-            try await Task.sleep(for: .milliseconds(20))  // usually under way by now; either order must throw
-            sleeping.cancel()
-            let outcome = try await withSmokeTimeout(10, "the cancelled hour-long sleep") { await sleeping.result }
-            #expect(throws: CancellationError.self) { try outcome.get() }
-
-            let cancelledFirst = Task {
-                withUnsafeCurrentTask { $0?.cancel() }
-                try await executor.sleep(for: .seconds(3600))
-            }
-            let second = try await withSmokeTimeout(10, "a sleep started cancelled") { await cancelledFirst.result }
-            #expect(throws: CancellationError.self) { try second.get() }
+            // Usually under way after 20 ms; either order must throw.
+            try await expectCancelledSleepsThrow(
+                { try await executor.sleep(for: $0) }, underWay: { try await Task.sleep(for: .milliseconds(20)) })
         }
     }
+
+    #if os(Linux)
+    @Test("on Linux the link gets a timer of its own on the loop: a sleep lasts its duration and resumes on the loop")
+    func ownTimerSleeps() async throws {
+        try await withConnection { connection, loop in
+            let executor = try #require(connection.linkExecutor)
+            let timer = try #require(await executor.makeTimer())
+            defer { timer.close() }
+            let (slept, onLoop) = await executor.run { () -> (Duration, Bool) in
+                let start = ContinuousClock.now
+                try? await timer.sleep(for: .milliseconds(50))
+                return (ContinuousClock.now - start, loop.inEventLoop)
+            }
+            #expect(slept >= .milliseconds(50))
+            #expect(onLoop)
+        }
+    }
+
+    @Test("rescheduling the link's own timer later keeps it asleep through the first deadline")
+    func ownTimerMovesLater() async throws {
+        try await withConnection { connection, _ in
+            let executor = try #require(connection.linkExecutor)
+            let timer = try #require(await executor.makeTimer() as? TimerFDLinkTimer)
+            defer { timer.close() }
+            let start = ContinuousClock.now
+            let sleeping = Task { try await timer.sleep(for: .milliseconds(50)) }
+            try await waitUntil("the sleep waits for the timer") { timer.hasSleeper }
+            timer.reschedule(after: .milliseconds(400))
+            let outcome = try await withSmokeTimeout(10, "the rescheduled sleep") { await sleeping.result }
+            try outcome.get()
+            #expect(ContinuousClock.now - start >= .milliseconds(400))
+        }
+    }
+
+    @Test("a cancelled sleep on the link's own timer throws at once, and the timer sleeps again afterwards")
+    func ownTimerCancels() async throws {
+        try await withConnection { connection, _ in
+            let executor = try #require(connection.linkExecutor)
+            let timer = try #require(await executor.makeTimer() as? TimerFDLinkTimer)
+            defer { timer.close() }
+            try await expectCancelledSleepsThrow(
+                { try await timer.sleep(for: $0) }, underWay: { try await waitUntil("the sleep waits for the timer") { timer.hasSleeper } })
+            let start = ContinuousClock.now
+            try await withSmokeTimeout(10, "a sleep after the cancellations") { try await timer.sleep(for: .milliseconds(10)) }
+            #expect(ContinuousClock.now - start >= .milliseconds(10))
+        }
+    }
+
+    @Test("closing the link's own timer ends its sleep, and later sleeps fall back to the loop's timers")
+    func ownTimerCloses() async throws {
+        try await withConnection { connection, _ in
+            let executor = try #require(connection.linkExecutor)
+            let timer = try #require(await executor.makeTimer() as? TimerFDLinkTimer)
+            let sleeping = Task { try await timer.sleep(for: .seconds(3600)) }
+            try await waitUntil("the sleep waits for the timer") { timer.hasSleeper }
+            timer.close()
+            let outcome = try await withSmokeTimeout(10, "the hour-long sleep of a closed timer") { await sleeping.result }
+            try outcome.get()
+            timer.reschedule(after: .milliseconds(1))  // a closed timer arms nothing
+            let start = ContinuousClock.now
+            try await withSmokeTimeout(10, "a sleep on the closed timer") { try await timer.sleep(for: .milliseconds(30)) }
+            #expect(ContinuousClock.now - start >= .milliseconds(30))
+        }
+    }
+    #endif
 
     @Test("a connector told not to run links on its event loop offers no executor")
     func optOut() async throws {
@@ -72,6 +130,25 @@ struct EventLoopLinkExecutorTests {
         await server.shutdown()
         try await group.shutdownGracefully()
         #expect(!offered.value)
+    }
+
+    /// An hour-long `sleep` cancelled once `underWay` returns throws `CancellationError` at once, and so does one started
+    /// in a task cancelled before it.
+    private func expectCancelledSleepsThrow(
+        _ sleep: @escaping @Sendable (Duration) async throws -> Void, underWay: () async throws -> Void
+    ) async throws {
+        let sleeping = Task { try await sleep(.seconds(3600)) }
+        try await underWay()
+        sleeping.cancel()
+        let outcome = try await withSmokeTimeout(10, "the cancelled hour-long sleep") { await sleeping.result }
+        #expect(throws: CancellationError.self) { try outcome.get() }
+
+        let cancelledFirst = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await sleep(.seconds(3600))
+        }
+        let second = try await withSmokeTimeout(10, "a sleep started cancelled") { await cancelledFirst.result }
+        #expect(throws: CancellationError.self) { try second.get() }
     }
 
     /// A connection on a one-thread group (so the test knows its loop) to a scripted server.

@@ -10,7 +10,9 @@ import Logging
 ///
 /// When the connection offers its own thread (``WebSocketConnection/linkExecutor``: NIO's event loop), the whole scope
 /// runs there and, on the real clock, the timer sleeps on that thread's timers: an idle link then wakes one thread,
-/// once per frame or deadline, instead of a dispatch timer thread and a pool thread each time.
+/// once per frame or deadline, instead of a dispatch timer thread and a pool thread each time. Where the executor also
+/// offers a timer of the link's own (``LinkExecutor/makeTimer()``: a `timerfd` on Linux), a sign of life moves that
+/// timer's deadline later, so the thread does not wake at a deadline the sign of life made obsolete.
 package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     package let clock: C
     package let wallClock: WallClock
@@ -24,10 +26,13 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     /// Whether the timer may sleep on a connection's own timers (``WebSocketConnection/linkExecutor``): only when
     /// `clock` is real time, which those timers share; a test's clock keeps its own sleeps.
     private let sleepsOnConnectionTimers: Bool
+    /// How far past the timer's sleep a sign of life must move the next deadline before the link re-arms its own timer
+    /// (``LinkStateMachine/postponedWake(slack:)``): by default a busy link re-arms at most once a second.
+    private let postponeSlack: Duration
 
     package init(
         clock: C, wallClock: WallClock, logger: Logger, ackTimeout: Duration, rotateAfter: Duration?,
-        liveness: LivenessSettings = .default
+        liveness: LivenessSettings = .default, postponeSlack: Duration = .seconds(1)
     ) {
         self.clock = clock
         self.wallClock = wallClock
@@ -35,6 +40,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         self.ackTimeout = ackTimeout
         self.rotateAfter = rotateAfter
         self.liveness = liveness
+        self.postponeSlack = postponeSlack
         self.sleepsOnConnectionTimers = clock is ContinuousClock || clock is SuspendingClock
     }
 
@@ -51,9 +57,13 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                         started.fire()
                         // On the connection's own thread when it offers one: an idle link then wakes only that thread.
                         guard let executor = connection.linkExecutor else {
-                            return await scope(id: id, connection: connection, driver: driver, registry: registry)
+                            return await scope(id: id, connection: connection, driver: driver, registry: registry, timer: nil)
                         }
-                        return await executor.run { await scope(id: id, connection: connection, driver: driver, registry: registry) }
+                        return await executor.run {
+                            let timer = sleepsOnConnectionTimers ? await executor.makeTimer() : nil
+                            defer { timer?.close() }
+                            return await scope(id: id, connection: connection, driver: driver, registry: registry, timer: timer)
+                        }
                     }
                     var report = scoped.value
                     report.close = scoped.close
@@ -85,8 +95,11 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// The link's scope: everything here ends when the first of its tasks reports an ending.
-    private func scope(id: Int, connection: any WebSocketConnection, driver: any LinkDriver, registry: LinkRegistry?) async -> LinkReport {
+    private func scope(
+        id: Int, connection: any WebSocketConnection, driver: any LinkDriver, registry: LinkRegistry?, timer: (any LinkTimer)?
+    ) async -> LinkReport {
         let machine = Locked(LinkStateMachine(openedAt: clock.now, ackTimeout: ackTimeout, liveness: liveness))
+        let postpone = Postponer(timer: timer, machine: machine, slack: postponeSlack)
         let timerPoke = Locked(OneShotSignal<Void>())
         let (wakes, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let controlEnding = OneShotSignal<LinkControl.Ending>()
@@ -107,12 +120,11 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                 let now = clock.now
                 if machine.withLock({ $0.probe(at: now, timeout: timeout) && $0.needsEarlierWake }) { timerPoke.withLock { $0 }.fire() }
             })
-        // On the connection's thread, before any ping can go out: a store under the lock, no task woken. (Re-arming
-        // the timer for the later deadline would not save its wake either: NIO keeps its timer armed for the earliest
-        // deadline it was given.)
+        // On the connection's thread, before any ping can go out: a store under the lock, no task woken; the link's own
+        // timer, if it has one, moves to the later deadline.
         connection.onPong {
             let now = clock.now
-            if machine.withLock({ $0.pongReceived(at: now) }) { timerPoke.withLock { $0 }.fire() }
+            if machine.withLock({ $0.pongReceived(at: now) }) { timerPoke.withLock { $0 }.fire() } else { postpone(at: now) }
         }
 
         for message in driver.handshakeMessages() {
@@ -120,9 +132,9 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                await readInBatches(id: id) { await read(connection, driver, machine, control, registry, timerPoke, ended) }
+                await readInBatches(id: id) { await read(connection, driver, machine, control, registry, timerPoke, postpone, ended) }
             }
-            group.addTask { await runTimer(connection, driver, machine, timerPoke, ended) }
+            group.addTask { await runTimer(connection, driver, machine, timer, timerPoke, ended) }
             group.addTask { await write(connection, driver, wakes, ended) }
             group.addTask {
                 guard let request = await controlEnding.wait() else { return }
@@ -169,7 +181,8 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     /// The reader: a read's frames at a time, each handled where it is read; the consumers are woken after each read.
     private func read(
         _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ machine: Locked<LinkStateMachine<C.Instant>>,
-        _ control: LinkControl, _ registry: LinkRegistry?, _ timerPoke: Locked<OneShotSignal<Void>>, _ ended: OneShotSignal<Ended>
+        _ control: LinkControl, _ registry: LinkRegistry?, _ timerPoke: Locked<OneShotSignal<Void>>, _ postpone: Postponer,
+        _ ended: OneShotSignal<Ended>
     ) async {
         var open = false
         while true {
@@ -187,7 +200,10 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
             }
             let now = clock.now
             if machine.withLock({ $0.received(at: now) }) { timerPoke.withLock { $0 }.fire() }
-            defer { DeliveryBatch.current?.flush() }
+            defer {
+                DeliveryBatch.current?.flush()
+                postpone(at: now)
+            }
             for message in messages {
                 if open {
                     switch driver.handleFrame(message) {
@@ -240,13 +256,13 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     /// timer wakes only for deadlines that exist, and no cancelled sleep is left to fire for nothing.
     private func runTimer(
         _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ machine: Locked<LinkStateMachine<C.Instant>>,
-        _ timerPoke: Locked<OneShotSignal<Void>>, _ ended: OneShotSignal<Ended>
+        _ timer: (any LinkTimer)?, _ timerPoke: Locked<OneShotSignal<Void>>, _ ended: OneShotSignal<Ended>
     ) async {
         while !Task.isCancelled {
             let poke = OneShotSignal<Void>()
             timerPoke.withLock { $0 = poke }
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await sleepThroughDeadlines(connection, driver, machine, ended) }
+                group.addTask { await sleepThroughDeadlines(connection, driver, machine, timer, ended) }
                 _ = await poke.wait()  // `nil` once the scope is cancelled
                 group.cancelAll()
             }
@@ -257,7 +273,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     /// for a poke), when the link failed, or when cancelled.
     private func sleepThroughDeadlines(
         _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ machine: Locked<LinkStateMachine<C.Instant>>,
-        _ ended: OneShotSignal<Ended>
+        _ timer: (any LinkTimer)?, _ ended: OneShotSignal<Ended>
     ) async {
         while true {
             let deadline = machine.withLock { machine -> C.Instant? in
@@ -266,7 +282,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                 return next
             }
             guard let deadline else { return }
-            do { try await sleep(until: deadline, on: connection.linkExecutor) } catch { return }
+            do { try await sleep(until: deadline, on: connection.linkExecutor, timer: timer) } catch { return }
             let now = clock.now
             let actions = machine.withLock { machine in
                 machine.timerArm = .awake
@@ -296,16 +312,36 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         }
     }
 
-    /// Sleeps until `deadline`: on the connection's own timer when it offers one and ``clock`` is real time, else on
-    /// the clock, a little late allowed.
-    private func sleep(until deadline: C.Instant, on executor: (any LinkExecutor)?) async throws {
+    /// Sleeps until `deadline`: on the link's own timer or else the connection's when it offers them and ``clock`` is
+    /// real time, else on the clock, a little late allowed.
+    private func sleep(until deadline: C.Instant, on executor: (any LinkExecutor)?, timer: (any LinkTimer)?) async throws {
         let delay = clock.now.duration(to: deadline)
         guard let executor, sleepsOnConnectionTimers else {
             try await clock.sleep(until: deadline, tolerance: Self.tolerance(for: delay))
             return
         }
         guard delay > .zero else { return try Task.checkCancellation() }
+        if let timer { return try await timer.sleep(for: delay) }
         try await executor.sleep(for: delay)
+    }
+
+    /// Moves the link's own timer (if it has one) to the deadline a sign of life postponed, from the thread that
+    /// received it: the timer's thread then sleeps through the obsolete deadline.
+    private struct Postponer: Sendable {
+        let timer: (any LinkTimer)?
+        let machine: Locked<LinkStateMachine<C.Instant>>
+        let slack: Duration
+
+        init(timer: (any LinkTimer)?, machine: Locked<LinkStateMachine<C.Instant>>, slack: Duration) {
+            self.timer = timer
+            self.machine = machine
+            self.slack = slack
+        }
+
+        func callAsFunction(at now: C.Instant) {
+            guard let timer, let next = machine.withLock({ $0.postponedWake(slack: slack) }) else { return }
+            timer.reschedule(after: now.duration(to: next))
+        }
     }
 
     /// How late the timer may wake: a tenth of the sleep, at most a second. Liveness deadlines are tens of seconds, so

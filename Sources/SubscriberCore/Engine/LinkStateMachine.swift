@@ -62,6 +62,7 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
     private var lastKeepAlive: Instant?
     private var keepAliveIntervals = 0
     private var largestKeepAliveInterval = Duration.zero
+    private var latestKeepAliveInterval: Duration?
     private var rotateAt: Instant?
     private var driverTimers: [(deadline: Instant, token: Int)] = []
 
@@ -138,6 +139,7 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
     package mutating func keepAliveReceived(at now: Instant) {
         if let last = lastKeepAlive {
             keepAliveIntervals += 1
+            latestKeepAliveInterval = last.duration(to: now)
             largestKeepAliveInterval = max(largestKeepAliveInterval, last.duration(to: now))
             // The largest interval seen, and only once two were seen: a server that sends two `ka` in a row (at the
             // acknowledgement, say) must not teach a window that kills the link at the next regular one.
@@ -226,10 +228,24 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
         return nil
     }
 
+    /// How far a quiet-period ping may move to wait for a `ka` expected about when it is due (see ``quietDeadline``).
+    package static var keepAliveGrace: Duration { .seconds(2) }
+
     /// When the next quiet-period ping is due, if the link pings at all.
+    ///
+    /// On a link with server keep-alives, a ping due within ``keepAliveGrace`` of the next `ka` (expected the latest
+    /// interval after the last one) waits until that grace after it: the `ka` answers what the ping would ask, and moves the ping a
+    /// quiet period later. At AWS's cadence (`ka` every 60 s, pings after 30 s quiet) the ping after a pong is due just
+    /// as the `ka` is; without this the two race, and a lost race costs a ping, a pong and two wakes a minute. It delays
+    /// a dead link's detection by at most twice the grace: 30 s + 4 s + the 10 s pong timeout, within 45 s.
     private var quietDeadline: Instant? {
         guard outstanding == nil, let quiet = settings.quietPeriod, pingKindForNextPing(includingQuiet: true) != nil else { return nil }
-        return lastActivity.advanced(by: quiet)
+        let due = lastActivity.advanced(by: quiet)
+        guard case .serverKeepAlive = fallback, let lastKeepAlive, let interval = latestKeepAliveInterval else { return due }
+        let expected = lastKeepAlive.advanced(by: interval)
+        let grace = Self.keepAliveGrace
+        guard due > expected.advanced(by: .zero - grace), due < expected.advanced(by: grace) else { return due }
+        return expected.advanced(by: grace)
     }
 
     /// The earliest instant at which ``deadlineReached(at:)`` has something to do; `nil` when nothing is pending.
@@ -264,6 +280,15 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
         case .idle: nextDeadline != nil
         case .sleeping(let until): nextDeadline.map { $0 < until } ?? false
         }
+    }
+
+    /// For a timer that can move its deadline later without a wake (``LinkTimer``): the instant to move it to, when an
+    /// event (a frame, a pong, a `ka`) moved ``nextDeadline`` more than `slack` past the instant the timer sleeps
+    /// until; recorded as that instant. `nil` otherwise, so a busy link re-arms at most once per `slack`.
+    package mutating func postponedWake(slack: Duration) -> Instant? {
+        guard case .sleeping(let until) = timerArm, let next = nextDeadline, next > until.advanced(by: slack) else { return nil }
+        timerArm = .sleeping(until: next)
+        return next
     }
 
     /// Time has reached `now`: what is due, in order. A failure ends the machine and is the last action.
