@@ -3,6 +3,7 @@
 # each build in a scratch path of its own (.build-tsan, .build-asan) so the ordinary build stays as it is. Real-time test
 # deadlines are stretched by VORTEX_TEST_TIME_SCALE (RealtimeTesting's TestTime) to tolerate the slowdown. Prints every
 # sanitizer report's headline; exit status 1 when a test failed or a sanitizer reported anything.
+# LeakSanitizer reads scripts/lsan-suppressions.txt: what it reports that is no leak of this package (each with its reason).
 #
 #   scripts/sanitize.sh                                 both sanitizers, the whole suite (in scripts/test.sh's groups)
 #   scripts/sanitize.sh thread --filter 'SubscriberCoreTests|GraphQLTransportTests'
@@ -22,7 +23,7 @@ while [ $# -gt 0 ]; do
     both) sanitizers=(thread address); shift ;;
     --filter | --skip) selection+=("$1" "$2"); shift 2 ;;
     --scale) scale="$2"; shift 2 ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "sanitize.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -32,6 +33,9 @@ source scripts/lib/test-env.sh
 # Keep going after a report (so one run lists them all); the stacks of both threads of a race.
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=0 second_deadlock_stack=1}"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+# What the leak check reports that is no leak of this package's code, each entry with its reason; the suppressions used
+# are listed at the end of each log.
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=1}"
 
 failed=0
 for sanitizer in "${sanitizers[@]}"; do

@@ -742,7 +742,7 @@ enum BotocorePeer {
         try stdin.fileHandleForWriting.close()
         let output = try stdout.fileHandleForReading.readToEnd() ?? Data()
         process.waitUntilExit()
-        let errors = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
+        let errors = readTextFile(stderrURL)
         return (process.terminationStatus, output, errors)
     }
 }

@@ -61,12 +61,12 @@ struct CommandLinePipeTests {
             #expect(ended, "tail kept running after its reader went away")
             let readOut = output.fileHandleForReading
             let stdout = String(decoding: try await onOwnThread { readOut.readDataToEndOfFile() }, as: UTF8.self)
-            let stderr = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
-            let status = (try? String(contentsOf: statusFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            let stderr = readTextFile(stderrFile)
+            let status = readTextFile(statusFile).trimmingCharacters(in: .whitespacesAndNewlines)
             let lines = stdout.split(separator: "\n")
             #expect(lines.count == 1)
             #expect(lines.first?.hasPrefix(#"{"channel":"default/pipe","event":{"n":"#) == true, "\(stdout)")
-            #expect(status == "0" || status == "141", "tail's exit status \(status ?? "missing"); stderr: \(stderr)")
+            #expect(status == "0" || status == "141", "tail's exit status \(status.isEmpty ? "missing" : status); stderr: \(stderr)")
             #expect(!stderr.contains("Fatal error"), "\(stderr)")
             #expect(!stderr.contains("Broken pipe"), "\(stderr)")
             #expect(!stderr.contains("Backtrac"), "\(stderr)")

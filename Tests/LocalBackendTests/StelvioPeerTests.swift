@@ -17,7 +17,7 @@ struct StelvioPeerTests {
     ) async throws -> [String: Any] {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
-            let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
+            let text = readTextFile(url)
             for line in text.split(separator: "\n") {
                 if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], match(object) { return object }
             }
@@ -27,7 +27,7 @@ struct StelvioPeerTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         throw StelvioPeer.Failure(
-            description: "no expected line from the stelvio client: \(String(describing: try? String(contentsOf: url, encoding: .utf8)))")
+            description: "no expected line from the stelvio client: \(readTextFile(url))")
     }
 
     @Test("stelvio connects, subscribes to /stelvio/app/dev/in and answers invocations on /stelvio/app/dev/out (chunked when large)")
@@ -83,8 +83,8 @@ struct StelvioPeerTests {
             await backend.server.bus.publish(channel: "stelvio/app/dev/in", events: [#"{"invoke_id":"quit"}"#])
             _ = try await waitForLine(in: stdoutURL, of: process) { $0["step"] as? String == "done" }
             try await onOwnThread { process.waitUntilExit() }
-            let output = (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? ""
-            let errors = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
+            let output = readTextFile(stdoutURL)
+            let errors = readTextFile(stderrURL)
             #expect(process.terminationStatus == 0, "\(output)\n\(errors)")
             let steps = output.split(separator: "\n").compactMap {
                 (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["step"] as? String

@@ -163,7 +163,7 @@ final class PythonServer: Sendable {
             return server
         } catch {
             await PythonServer.terminate(process)
-            let errors = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
+            let errors = readTextFile(stderrURL)
             try? FileManager.default.removeItem(at: stdoutURL)
             try? FileManager.default.removeItem(at: stderrURL)
             throw StrawberryPeer.Failure(description: "strawberry server did not start: \(error)\n\(Self.tail(errors))")
@@ -174,7 +174,7 @@ final class PythonServer: Sendable {
     private static func readPort(stdoutURL: URL, stderrURL: URL, process: Process) async throws -> Int {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
-            let text = (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? ""
+            let text = readTextFile(stdoutURL)
             if let newline = text.firstIndex(of: "\n") {
                 let line = Data(text[..<newline].utf8)
                 struct PortLine: Decodable { var port: Int }
@@ -233,7 +233,7 @@ final class PythonServer: Sendable {
     }
 
     /// What the server wrote to stderr so far (its last lines).
-    var stderrTail: String { Self.tail((try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "") }
+    var stderrTail: String { Self.tail(readTextFile(stderrURL)) }
 
     private static func tail(_ text: String, lines: Int = 30) -> String {
         let all = text.split(separator: "\n", omittingEmptySubsequences: false)

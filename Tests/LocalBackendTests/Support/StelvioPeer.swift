@@ -1,4 +1,5 @@
 import Foundation
+import RealtimeTesting
 
 /// The stelvio peer: `Tests/PythonPeers/stelvio_bridge_client.py` (stelvio's AppSync Events client), run with
 /// `$VORTEX_STELVIO_PYTHON` (scripts/test.sh prepares `.venv-stelvio`: stelvio needs Python 3.12+), or `python3`.
@@ -71,8 +72,8 @@ enum StelvioPeer {
         process.waitUntilExit()
         defer { cleanUp(stdoutURL, stderrURL) }
         return Result(
-            status: process.terminationStatus, stdout: (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "")
+            status: process.terminationStatus, stdout: readTextFile(stdoutURL),
+            stderr: readTextFile(stderrURL))
     }
 
     /// Starts the script; its stdout and stderr go to the returned files.
