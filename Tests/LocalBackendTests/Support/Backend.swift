@@ -1,6 +1,7 @@
 import AppSyncEventsTransport
 import Foundation
 import LocalBackend
+import RealtimeTesting
 import Logging
 import SubscriberCore
 import Testing
@@ -68,6 +69,8 @@ func withBackend(
     configuration.jwtSecret = TestCredentials.jwtSecret
     configuration.iamCredentials = [TestCredentials.accessKeyID: TestCredentials.secretAccessKey]
     configuration.admin = true
+    // A real-time deadline: stretched with the others under a sanitizer's slowdown (VORTEX_TEST_TIME_SCALE).
+    configuration.graphQLInitTimeout = TestTime.scaled(configuration.graphQLInitTimeout)
     configure(&configuration)
     let server = LocalBackendServer(configuration: configuration, logger: testLogger)
     let endpoints = try await server.start()
