@@ -27,7 +27,9 @@ final class TimerFDLinkTimer: LinkTimer {
     private struct State {
         /// The descriptor this timer arms; `nil` once closed or once the loop stopped reading the copy.
         var descriptor: CInt?
-        var waiter: CheckedContinuation<Void, any Error>?
+        /// The sleep waiting, with its number: a cancellation ends only its own sleep.
+        var waiter: (sleep: Int, continuation: CheckedContinuation<Void, any Error>)?
+        var sleeps = 0
         var channel: (any Channel)?
     }
 
@@ -73,26 +75,33 @@ final class TimerFDLinkTimer: LinkTimer {
         guard state.withLock({ $0.descriptor != nil }) else {
             return try await EventLoopLinkExecutor.sleep(on: eventLoop, for: duration)
         }
+        let sleep = state.withLock { state in
+            state.sleeps += 1
+            return state.sleeps
+        }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let previous = state.withLock { state -> CheckedContinuation<Void, any Error>? in
                     guard let descriptor = state.descriptor else { return continuation }  // closed meanwhile: return
-                    let previous = state.waiter
-                    state.waiter = continuation
+                    let previous = state.waiter?.continuation
+                    state.waiter = (sleep, continuation)
                     Self.arm(descriptor, after: duration)
                     return previous
                 }
                 previous?.resume()  // one sleeper at a time; a second one takes over (the caller reads its deadline again)
                 // A cancel that came before the waiter was stored found nothing to resume.
-                if Task.isCancelled { cancelSleep() }
+                if Task.isCancelled { cancel(sleep) }
             }
         } onCancel: {
-            cancelSleep()
+            cancel(sleep)
         }
     }
 
     /// Whether a sleep waits for the timer (for tests).
-    var hasSleeper: Bool { state.withLock { $0.waiter != nil } }
+    var hasSleeper: Bool { waitingSleep != nil }
+
+    /// The number of the sleep waiting for the timer, counting from 1 (for tests).
+    var waitingSleep: Int? { state.withLock { $0.waiter?.sleep } }
 
     func reschedule(after duration: Duration) {
         state.withLock { state in
@@ -106,7 +115,7 @@ final class TimerFDLinkTimer: LinkTimer {
             if let descriptor = state.descriptor { _ = Self.closeDescriptor(descriptor) }
             state.descriptor = nil
             defer { state.waiter = nil }
-            return (state.waiter, state.channel)
+            return (state.waiter?.continuation, state.channel)
         }
         waiter?.resume()
         channel?.close(promise: nil)
@@ -116,7 +125,7 @@ final class TimerFDLinkTimer: LinkTimer {
     fileprivate func expired() {
         state.withLock { state in
             defer { state.waiter = nil }
-            return state.waiter
+            return state.waiter?.continuation
         }?.resume()
     }
 
@@ -125,12 +134,13 @@ final class TimerFDLinkTimer: LinkTimer {
         close()
     }
 
-    private func cancelSleep() {
-        state.withLock { state in
-            defer { state.waiter = nil }
-            guard let waiter = state.waiter, let descriptor = state.descriptor else { return state.waiter }
-            Self.disarm(descriptor)
-            return waiter
+    /// Ends sleep number `sleep` with `CancellationError` if it still waits (not a later one), and disarms the timer.
+    private func cancel(_ sleep: Int) {
+        state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            guard let waiter = state.waiter, waiter.sleep == sleep else { return nil }
+            state.waiter = nil
+            if let descriptor = state.descriptor { Self.disarm(descriptor) }
+            return waiter.continuation
         }?.resume(throwing: CancellationError())
     }
 

@@ -103,6 +103,31 @@ struct EventLoopLinkExecutorTests {
         }
     }
 
+    @Test("cancelling a sleep that another took over does not end the one that took over")
+    func ownTimerCancelsOnlyItsOwnSleep() async throws {
+        try await withConnection { connection, loop in
+            let executor = try #require(connection.linkExecutor)
+            let timer = try #require(await executor.makeTimer() as? TimerFDLinkTimer)
+            defer { timer.close() }
+            let first = Task { await executor.run { (try? await timer.sleep(for: .seconds(3600))) != nil } }
+            try await waitUntil("the first sleep waits") { timer.waitingSleep == 1 }
+            // The loop is held, so the first sleep, resumed when the second takes over, cannot leave its cancellation
+            // handler's scope before it is cancelled.
+            let release = DispatchSemaphore(value: 0)
+            loop.execute { release.wait() }
+            let second = Task { try await timer.sleep(for: .seconds(3600)) }
+            try await waitUntil("the second sleep takes over") { timer.waitingSleep == 2 }
+            first.cancel()
+            #expect(timer.waitingSleep == 2, "the first sleep's cancellation ended the second")
+            release.signal()
+            let firstEnded = try await withSmokeTimeout(10, "the first sleep") { await first.value }
+            #expect(firstEnded, "the first sleep ends normally when another takes over")
+            second.cancel()
+            let outcome = try await withSmokeTimeout(10, "the second sleep") { await second.result }
+            #expect(throws: CancellationError.self) { try outcome.get() }
+        }
+    }
+
     @Test("closing the link's own timer ends its sleep, and later sleeps fall back to the loop's timers")
     func ownTimerCloses() async throws {
         try await withConnection { connection, _ in
