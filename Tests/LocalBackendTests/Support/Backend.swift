@@ -1,8 +1,8 @@
 import AppSyncEventsTransport
 import Foundation
 import LocalBackend
-import RealtimeTesting
 import Logging
+import RealtimeTesting
 import SubscriberCore
 import Testing
 
