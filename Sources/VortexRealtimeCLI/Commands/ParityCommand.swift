@@ -52,10 +52,11 @@ struct ParityCommand: AsyncParsableCommand {
         let seconds = duration ?? (scripted == nil ? nil : 10)
         let identity = resolved.target.identity
         let rate = self.rate
+        let termination = await SignalWatcher.arm()  // before any output a caller may answer with a signal
         let report: ShadowParityReport
         do {
             report = try await runner.run {
-                await Self.watch(seconds: seconds) {
+                await Self.watch(seconds: seconds, until: termination) {
                     if let scripted { try await Self.publishScripted(through: scripted, identity: identity, rate: rate) }
                 }
             }
@@ -70,11 +71,13 @@ struct ParityCommand: AsyncParsableCommand {
 
     /// Returns after `seconds` (never without), on SIGINT/SIGTERM, or when stdout closes; `traffic` runs meanwhile
     /// (traffic that ends by itself does not end the run).
-    static func watch(seconds: Double?, traffic: @escaping @Sendable () async throws -> Void) async {
+    static func watch(
+        seconds: Double?, until termination: SignalWatcher, traffic: @escaping @Sendable () async throws -> Void
+    ) async {
         enum Ending { case traffic, stop }
         await withTaskGroup(of: Ending.self) { group in
             group.addTask {
-                await SignalWatcher.waitForTermination()
+                await termination.waitForTermination()
                 return .stop
             }
             if let seconds {

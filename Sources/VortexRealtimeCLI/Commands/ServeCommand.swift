@@ -103,11 +103,12 @@ struct ServeCommand: AsyncParsableCommand {
                 throw CLIFailure.badArgument("--directory", "\(error)")
             }
         }
+        let termination = await SignalWatcher.arm()  // before the endpoints line, which callers answer with a signal
         let server = LocalBackendServer(configuration: configuration, logger: logger)
         let endpoints: LocalBackendEndpoints
         do { endpoints = try await server.start() } catch { throw CLIFailure.runtime("cannot start: \(error)") }
         StandardStreams.output(JSONLine.encode(endpoints))
-        await SignalWatcher.waitForTermination()
+        await termination.waitForTermination()
         logger.info("shutting down")
         await server.stop()
     }

@@ -146,6 +146,7 @@ struct TailCommand: AsyncParsableCommand {
         transport: any RealtimeTransport,
         subscriptions: [(request: SubscriptionRequest, line: @Sendable (RealtimePayload) -> String)]
     ) async throws -> Bool {
+        let termination = await SignalWatcher.arm()  // before the first line, which a caller may answer with SIGTERM
         let states = await transport.connectionStates()
         let failures = Locked(0)
         await withTaskGroup(of: Bool.self) { group in
@@ -154,7 +155,7 @@ struct TailCommand: AsyncParsableCommand {
                 return false
             }
             group.addTask {
-                await SignalWatcher.waitForTermination()
+                await termination.waitForTermination()
                 return true
             }
             group.addTask {

@@ -74,15 +74,16 @@ struct WatchCommand: AsyncParsableCommand {
             throw CLIFailure.badArgument(config == nil ? "--endpoint" : "--config", "\(error)")
         }
         let credentials: AuthCredentials = token.map(AuthCredentials.bearerToken) ?? .apiKey(apiKey ?? "")
+        let termination = await SignalWatcher.arm()  // before any output a caller may answer with a signal
         let stack = try RealtimeStack(
             configuration: configuration, auth: StaticAuthSession(credentials), userId: user, organizationId: org, logger: logger)
         await stack.startFailover()
-        try await Self.watch(stack.notifier, api: api)
+        try await Self.watch(stack.notifier, api: api, until: termination)
         await stack.shutdown()
     }
 
-    /// Prints every value of the chosen API until SIGINT/SIGTERM.
-    static func watch(_ notifier: BackendNotifier, api: API) async throws {
+    /// Prints every value of the chosen API until SIGINT/SIGTERM (or a closed stdout).
+    static func watch(_ notifier: BackendNotifier, api: API, until termination: SignalWatcher) async throws {
         await withTaskGroup(of: Void.self) { group in
             func show<T: Encodable & Sendable>(_ stream: AsyncStream<T>, as name: String) {
                 group.addTask {
@@ -108,7 +109,7 @@ struct WatchCommand: AsyncParsableCommand {
             group.addTask {
                 for await event in events { StandardStreams.error("event: \(event)") }
             }
-            await SignalWatcher.waitForTermination()
+            await termination.waitForTermination()
             group.cancelAll()
         }
     }
