@@ -83,15 +83,24 @@ final class WebSocketInbound: Sendable {
                     state.waiter = continuation
                     state.waiterTakes = part
                 }
-                if let ready { continuation.resume(with: ready) }
+                if let ready { return continuation.resume(with: ready) }
+                // A cancellation after the first look and before the waiter was stored found no waiter to end: without
+                // this the reader waited for the next frame, and a cancelled link scope for a server that sent none
+                // (found by the soak: a `tail` that could not finish its shutdown).
+                if Task.isCancelled { cancelWaiter() }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<[WebSocketMessage]?, any Error>? in
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            waiter?.resume(throwing: CancellationError())
+            cancelWaiter()
         }
+    }
+
+    /// Ends the waiting reader, if any, with `CancellationError`.
+    private func cancelWaiter() {
+        let waiter = state.withLock { state -> CheckedContinuation<[WebSocketMessage]?, any Error>? in
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(throwing: CancellationError())
     }
 
     /// Takes what is ready, turning reading back on if a full queue had paused it; `orElse` runs under the same lock

@@ -1,4 +1,5 @@
 import Foundation
+import RealtimeTesting
 import SubscriberCore
 import Testing
 
@@ -8,6 +9,20 @@ import Testing
 /// paused is turned back on once the reader has taken what was queued.
 @Suite("WebSocketInbound backpressure")
 struct WebSocketInboundTests {
+    @Test("a reader cancelled as it starts to wait always ends at once, never waiting for a frame that does not come")
+    func cancelledReaderEnds() async throws {
+        let inbound = WebSocketInbound()
+        // The cancellation lands anywhere in the reader's start: before its first look, between that look and storing
+        // its waiter (where it was once lost), or while it waits.
+        for round in 0..<3_000 {
+            let reader = Task { try await inbound.next() }
+            if round % 3 == 1 { await Task.yield() }
+            reader.cancel()
+            let outcome = try await withTestTimeout(10, "cancelled reader \(round)") { await reader.result }
+            #expect(throws: CancellationError.self) { try outcome.get() }
+        }
+    }
+
     @Test("a reader racing full reads never leaves reading paused", arguments: [WebSocketInbound.highWatermark + 44, 1])
     func pausedReadingAlwaysResumes(batchSize: Int) async throws {
         let reads = 10_000
