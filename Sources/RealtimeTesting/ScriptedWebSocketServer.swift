@@ -1,6 +1,11 @@
 import Foundation
 import SubscriberCore
 
+/// How long the scripted server's waits (a connection, a sent frame, a ping, a close) allow for what should happen, in
+/// seconds: they only bound a hang. 5 s was too short on a loaded machine: in the soak, four tests of the notifier group
+/// timed out waiting for a client to connect while a 200,000-event test of the same run held both cores' worker threads.
+public let scriptedWait: Double = 20
+
 /// How a ``ScriptedConnection`` answers the client's WebSocket pings.
 public enum PingAnswering: Sendable, Equatable {
     /// A pong at once, on the client's thread, for every ping (what real servers do).
@@ -76,7 +81,7 @@ public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
     }
 
     /// The next accepted connection not yet handed to the test, waiting for it if needed.
-    public func nextConnection(timeout: Double = 5) async throws -> ScriptedConnection {
+    public func nextConnection(timeout: Double = scriptedWait) async throws -> ScriptedConnection {
         try await withTestTimeout(timeout, "the client to connect") { [state] in
             while true {
                 let next: ScriptedConnection? = state.withLock { state in
@@ -275,7 +280,7 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
     }
 
     /// Waits until the client has sent at least `count` pings on this connection.
-    public func waitForPings(_ count: Int, timeout: Double = 5) async throws {
+    public func waitForPings(_ count: Int, timeout: Double = scriptedWait) async throws {
         try await withTestTimeout(timeout, "the client to send \(count) ping(s)") { [state] in
             while state.withLock({ $0.pings }) < count { try await TestTime.pollPause() }
         }
@@ -304,7 +309,7 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
     public var isClosed: Bool { state.withLock { $0.closed != nil } }
 
     /// The next text frame the client sends that the test has not read yet, waiting for it.
-    public func nextSentText(timeout: Double = 5) async throws -> String {
+    public func nextSentText(timeout: Double = scriptedWait) async throws -> String {
         try await withTestTimeout(timeout, "the client to send a frame") { [state] in
             while true {
                 let next: WebSocketMessage? = state.withLock { state in
@@ -319,7 +324,7 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
     }
 
     /// The next client frame decoded as a JSON object.
-    public func nextSentJSON(timeout: Double = 5) async throws -> [String: Any] {
+    public func nextSentJSON(timeout: Double = scriptedWait) async throws -> [String: Any] {
         let text = try await nextSentText(timeout: timeout)
         guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
             throw TestTimeoutError(what: "a JSON object frame (got \(text))")
@@ -328,7 +333,7 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
     }
 
     /// Waits until the client has closed this connection, and returns its close.
-    public func waitForClientClose(timeout: Double = 5) async throws -> WebSocketCloseInfo {
+    public func waitForClientClose(timeout: Double = scriptedWait) async throws -> WebSocketCloseInfo {
         try await withTestTimeout(timeout, "the client to close") { [state] in
             while true {
                 if let close = state.withLock({ $0.clientClose }) { return close }
