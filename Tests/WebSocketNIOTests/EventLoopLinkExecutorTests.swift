@@ -34,15 +34,7 @@ struct EventLoopLinkExecutorTests {
     func sleepsOnTheLoop() async throws {
         try await withConnection { connection, loop in
             let executor = try #require(connection.linkExecutor)
-            let (slept, onLoop) = try await withSmokeTimeout(10, "a 50 ms sleep on the event loop") {
-                await executor.run { () -> (Duration, Bool) in
-                    let start = ContinuousClock.now
-                    try? await executor.sleep(for: .milliseconds(50))
-                    return (ContinuousClock.now - start, loop.inEventLoop)
-                }
-            }
-            #expect(slept >= .milliseconds(50))
-            #expect(onLoop)
+            try await expectSleepLastsOnLoop(executor, loop) { try await executor.sleep(for: $0) }
         }
     }
 
@@ -59,26 +51,14 @@ struct EventLoopLinkExecutorTests {
     #if os(Linux)
     @Test("on Linux the link gets a timer of its own on the loop: a sleep lasts its duration and resumes on the loop")
     func ownTimerSleeps() async throws {
-        try await withConnection { connection, loop in
-            let executor = try #require(connection.linkExecutor)
-            let timer = try #require(await executor.makeTimer())
-            defer { timer.close() }
-            let (slept, onLoop) = await executor.run { () -> (Duration, Bool) in
-                let start = ContinuousClock.now
-                try? await timer.sleep(for: .milliseconds(50))
-                return (ContinuousClock.now - start, loop.inEventLoop)
-            }
-            #expect(slept >= .milliseconds(50))
-            #expect(onLoop)
+        try await withOwnTimer { executor, timer, loop in
+            try await expectSleepLastsOnLoop(executor, loop) { try await timer.sleep(for: $0) }
         }
     }
 
     @Test("rescheduling the link's own timer later keeps it asleep through the first deadline")
     func ownTimerMovesLater() async throws {
-        try await withConnection { connection, _ in
-            let executor = try #require(connection.linkExecutor)
-            let timer = try #require(await executor.makeTimer() as? TimerFDLinkTimer)
-            defer { timer.close() }
+        try await withOwnTimer { executor, timer, _ in
             let start = ContinuousClock.now
             let sleeping = Task { try await timer.sleep(for: .milliseconds(50)) }
             try await waitUntil("the sleep waits for the timer") { timer.hasSleeper }
@@ -91,10 +71,7 @@ struct EventLoopLinkExecutorTests {
 
     @Test("a cancelled sleep on the link's own timer throws at once, and the timer sleeps again afterwards")
     func ownTimerCancels() async throws {
-        try await withConnection { connection, _ in
-            let executor = try #require(connection.linkExecutor)
-            let timer = try #require(await executor.makeTimer() as? TimerFDLinkTimer)
-            defer { timer.close() }
+        try await withOwnTimer { executor, timer, _ in
             try await expectCancelledSleepsThrow(
                 { try await timer.sleep(for: $0) }, underWay: { try await waitUntil("the sleep waits for the timer") { timer.hasSleeper } })
             let start = ContinuousClock.now
@@ -105,10 +82,7 @@ struct EventLoopLinkExecutorTests {
 
     @Test("cancelling a sleep that another took over does not end the one that took over")
     func ownTimerCancelsOnlyItsOwnSleep() async throws {
-        try await withConnection { connection, loop in
-            let executor = try #require(connection.linkExecutor)
-            let timer = try #require(await executor.makeTimer() as? TimerFDLinkTimer)
-            defer { timer.close() }
+        try await withOwnTimer { executor, timer, loop in
             let first = Task { await executor.run { (try? await timer.sleep(for: .seconds(3600))) != nil } }
             try await waitUntil("the first sleep waits") { timer.waitingSleep == 1 }
             // The loop is held, so the first sleep, resumed when the second takes over, cannot leave its cancellation
@@ -130,9 +104,7 @@ struct EventLoopLinkExecutorTests {
 
     @Test("closing the link's own timer ends its sleep, and later sleeps fall back to the loop's timers")
     func ownTimerCloses() async throws {
-        try await withConnection { connection, _ in
-            let executor = try #require(connection.linkExecutor)
-            let timer = try #require(await executor.makeTimer() as? TimerFDLinkTimer)
+        try await withOwnTimer { _, timer, _ in
             let sleeping = Task { try await timer.sleep(for: .seconds(3600)) }
             try await waitUntil("the sleep waits for the timer") { timer.hasSleeper }
             timer.close()
@@ -142,6 +114,18 @@ struct EventLoopLinkExecutorTests {
             let start = ContinuousClock.now
             try await withSmokeTimeout(10, "a sleep on the closed timer") { try await timer.sleep(for: .milliseconds(30)) }
             #expect(ContinuousClock.now - start >= .milliseconds(30))
+        }
+    }
+    /// `body` with a connection's executor, the link timer it makes (closed afterwards; closing twice is harmless) and
+    /// its loop.
+    private func withOwnTimer(
+        _ body: @escaping @Sendable (any LinkExecutor, TimerFDLinkTimer, any EventLoop) async throws -> Void
+    ) async throws {
+        try await withConnection { connection, loop in
+            let executor = try #require(connection.linkExecutor)
+            let timer = try #require(await executor.makeTimer() as? TimerFDLinkTimer)
+            defer { timer.close() }
+            try await body(executor, timer, loop)
         }
     }
     #endif
@@ -155,6 +139,21 @@ struct EventLoopLinkExecutorTests {
         await server.shutdown()
         try await group.shutdownGracefully()
         #expect(!offered.value)
+    }
+
+    /// A 50 ms `sleep` run on `executor` lasts at least 50 ms and resumes on `loop`.
+    private func expectSleepLastsOnLoop(
+        _ executor: any LinkExecutor, _ loop: any EventLoop, _ sleep: @escaping @Sendable (Duration) async throws -> Void
+    ) async throws {
+        let (slept, onLoop) = try await withSmokeTimeout(10, "a 50 ms sleep on the event loop") {
+            await executor.run { () -> (Duration, Bool) in
+                let start = ContinuousClock.now
+                try? await sleep(.milliseconds(50))
+                return (ContinuousClock.now - start, loop.inEventLoop)
+            }
+        }
+        #expect(slept >= .milliseconds(50))
+        #expect(onLoop)
     }
 
     /// An hour-long `sleep` cancelled once `underWay` returns throws `CancellationError` at once, and so does one started
