@@ -3,7 +3,7 @@
 # .venv (as scripts/test.sh does), then runs Benchmarks/Suite/bench.py and prints its report (Markdown) on stdout.
 #
 #   scripts/bench.sh                 full run, release build: throughput, RSS, latency, then idle wake-ups and the
-#                                    lifecycle figures (about 25 minutes on 2 cores; the first build takes longer)
+#                                    lifecycle figures (about 35 minutes on 2 cores; the first build takes longer)
 #   scripts/bench.sh --smoke         short run on the debug build (after scripts/test.sh: no extra build; under a minute)
 #   scripts/bench.sh --smoke --release
 #   scripts/bench.sh -- --only appsync bare-appsync --rounds 5    (arguments after -- go to bench.py)
@@ -12,7 +12,7 @@
 #   scripts/bench.sh --idle -- --server-cli /tmp/before/vortex-realtime --cli /tmp/before/vortex-realtime
 #                                    (arguments after -- go to Benchmarks/Suite/idle.py: measure other binaries)
 #   scripts/bench.sh --lifecycle     time to detect, reconnect and be live again after each lifecycle event, both
-#                                    transports (release; about 8 minutes); arguments after -- go to LifecycleBench
+#                                    transports (release; about 18 minutes); arguments after -- go to LifecycleBench
 #
 # Exit status 0 when every client received every event; the targets are reported, never enforced.
 set -euo pipefail

@@ -49,7 +49,7 @@ struct LifecycleBench: AsyncParsableCommand {
             let runner = try await LifecycleRunner.start()
             var results: [LifecycleResult] = []
             for transport in transports {
-                for scenario in scenarios {
+                for scenario in scenarios where scenario.applies(to: transport) {
                     for round in 1...max(1, rounds) {
                         let result = try await runner.measure(scenario, on: transport)
                         FileHandle.standardError.write(Data("\(transport.rawValue) \(scenario.rawValue) round \(round): \(result)\n".utf8))

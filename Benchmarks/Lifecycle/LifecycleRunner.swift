@@ -12,6 +12,8 @@ import WebSocketNIO
 struct LifecycleRunner: Sendable {
     static let secret = "lifecycle-bench-jwt-secret-of-32-bytes-or-more"
     static let user = "u-1"
+    /// The backend's `ka` interval, AWS's.
+    static let keepAliveSeconds = 60
 
     let server: LocalBackendServer
     let port: Int
@@ -22,7 +24,7 @@ struct LifecycleRunner: Sendable {
     static func start() async throws -> LifecycleRunner {
         var configuration = LocalBackendConfiguration()
         configuration.jwtSecret = secret
-        configuration.keepAliveInterval = .seconds(60)
+        configuration.keepAliveInterval = .seconds(keepAliveSeconds)
         configuration.connectionTimeoutMs = 300_000
         var logger = Logger(label: "lifecycle.backend")
         logger.logLevel = .critical
@@ -66,11 +68,18 @@ struct LifecycleRunner: Sendable {
             }
             defer { group.cancelAll() }
             try await timeline.wait("the first event", timeout: 20) { $0 > 0 }
+            if scenario == .blackholeBeforeKeepAlive {
+                // The backend sends a `ka` every interval from the connection's start; the link learns the interval from
+                // the second, so the fault comes 31.5 s before the third.
+                let opened = proxy.acceptedTimes.last ?? Date()
+                let fault = opened.addingTimeInterval(Double(Self.keepAliveSeconds * 3) - 31.5)
+                try await Task.sleep(for: .seconds(max(0, fault.timeIntervalSinceNow)))
+            }
             let faultAt = Date()
             var origin = faultAt
             var attemptsWhileOffline: Int?
             switch scenario {
-            case .blackhole:
+            case .blackhole, .blackholeBeforeKeepAlive:
                 proxy.blackholeAll()
             case .hardClose:
                 proxy.closeAll()
