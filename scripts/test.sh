@@ -10,6 +10,11 @@ source scripts/lib/test-env.sh
 # Formatting is part of the build: .swift-format is the project's style.
 swift format lint --strict -r Sources Tests Benchmarks Package.swift
 
+# Linux's compiler checks no availability: an Apple API newer than the package's platforms, used unguarded, builds here
+# and breaks `swift build` on a Mac. The check tests itself first, so a broken check cannot pass everything.
+python3 scripts/check-apple-availability.py --self-test
+python3 scripts/check-apple-availability.py
+
 build_log=$(mktemp)
 trap 'rm -f "$build_log"' EXIT
 swift build --build-tests 2>&1 | tee "$build_log"
