@@ -98,7 +98,8 @@ public struct RealtimePreflight: Sendable {
         let settings = try GraphQLTransportConfiguration(endpoint)
         let credentials = try await auth.credentials(forceRefresh: false)
         let payload = try configuration.connectionPayloadBuilder(logger: logger)(credentials)
-        let request = WebSocketRequest(url: settings.url, subprotocols: ["graphql-transport-ws"])
+        let request = WebSocketRequest(
+            url: settings.url, subprotocols: [GraphQLTransport.subprotocol], requiredSubprotocol: GraphQLTransport.subprotocol)
         // The scope closes the connection (1000) when reading the schema returns or throws.
         let result: WebSocketScopeResult<IntrospectedSchema?>
         do {

@@ -145,7 +145,8 @@ struct GraphQLLinks: SupervisedTransport {
     var wantsConnection: Bool { state.wantsConnection }
 
     func makeLink(id: Int, credentials: AuthCredentials, role: LinkRole) -> (WebSocketRequest, any LinkDriver) {
-        let request = WebSocketRequest(url: configuration.url, subprotocols: [GraphQLTransport.subprotocol])
+        let request = WebSocketRequest(
+            url: configuration.url, subprotocols: [GraphQLTransport.subprotocol], requiredSubprotocol: GraphQLTransport.subprotocol)
         let driver = GraphQLLinkDriver(
             id: id, state: state, connectionPayload: configuration.connectionPayload(credentials), logger: logger)
         return (request, driver)

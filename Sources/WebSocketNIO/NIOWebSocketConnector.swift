@@ -109,6 +109,8 @@ public struct NIOWebSocketConnector: WebSocketConnector {
             } onCancel: {
                 channel.close(promise: nil)
             }
+            // RFC 6455 §4.1: a connection whose server chose another subprotocol is failed, never used.
+            try request.checkSelectedSubprotocol(subprotocol)
         } catch {
             channel.close(promise: nil)
             logger.debug("WebSocket did not open", metadata: ["ws.endpoint": "\(endpoint.redacted)", "ws.error": "\(error)"])

@@ -44,6 +44,23 @@ struct NIOWebSocketConnectorTests {
         }
     }
 
+    @Test(
+        "a server that did not select the required subprotocol fails the connection, naming both; the scope never runs",
+        arguments: ["graphql-ws", nil] as [String?])
+    func requiredSubprotocolNotSelected(selected: String?) async throws {
+        try await withServer(.init(selectedSubprotocol: selected)) { server in
+            let ran = Locked(false)
+            let request = WebSocketRequest(
+                url: server.url, subprotocols: ["graphql-transport-ws", "graphql-ws"], requiredSubprotocol: "graphql-transport-ws")
+            let error = await #expect(throws: WebSocketSeamError.self) {
+                _ = try await connector.withConnection(request) { _ in ran.withLock { $0 = true } }
+            }
+            #expect(error == .subprotocolNotSelected(required: "graphql-transport-ws", selected: selected))
+            #expect(error?.description.contains(selected ?? "none") == true)
+            #expect(!ran.withLock { $0 })
+        }
+    }
+
     @Test("a URL that is not ws or wss is rejected before connecting")
     func rejectsNonWebSocketURL() async throws {
         let error = await #expect(throws: WebSocketSeamError.self) {

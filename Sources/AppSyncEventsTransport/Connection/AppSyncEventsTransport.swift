@@ -221,7 +221,8 @@ struct AppSyncLinks: SupervisedTransport {
         let authorizer = AppSyncAuthorizer(
             endpoint: configuration.endpoint, credentials: credentials, now: { [wallClock] in wallClock.now() })
         state.linkCreated(id)
-        let request = WebSocketRequest(url: configuration.endpoint.realtimeURL, subprotocols: authorizer.subprotocols())
+        let request = WebSocketRequest(
+            url: configuration.endpoint.realtimeURL, subprotocols: authorizer.subprotocols(), requiredSubprotocol: AppSyncSubprotocol.name)
         let driver = AppSyncLinkDriver(id: id, state: state, defaultKeepAliveTimeout: configuration.defaultKeepAliveTimeout, logger: logger)
         return (request, driver)
     }

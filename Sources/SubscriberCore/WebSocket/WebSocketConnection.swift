@@ -116,6 +116,9 @@ public enum WebSocketSeamError: Error, Sendable, Equatable, CustomStringConverti
     case notConnected
     /// This connector cannot open connections on this platform.
     case unsupportedPlatform(String)
+    /// The server accepted the upgrade but did not select the subprotocol the transport needs
+    /// (``WebSocketRequest/requiredSubprotocol``): `selected` is what it selected, `nil` for none.
+    case subprotocolNotSelected(required: String, selected: String?)
 
     /// Whether the server refused the upgrade for authentication (HTTP 401 or 403). Connectors report the upgrade
     /// response's status as `upgradeRejected("HTTP <status>…")`.
@@ -131,6 +134,10 @@ public enum WebSocketSeamError: Error, Sendable, Equatable, CustomStringConverti
         case .upgradeRejected(let detail): "WebSocket upgrade rejected: \(detail)"
         case .notConnected: "WebSocket is not connected"
         case .unsupportedPlatform(let detail): "WebSocket connections are unsupported on this platform: \(detail)"
+        case .subprotocolNotSelected(let required, let selected?):
+            "WebSocket subprotocol mismatch: the server selected \"\(selected)\", the transport needs \"\(required)\""
+        case .subprotocolNotSelected(let required, nil):
+            "WebSocket subprotocol mismatch: the server selected none, the transport needs \"\(required)\""
         }
     }
 }

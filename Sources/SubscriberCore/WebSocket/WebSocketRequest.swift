@@ -1,20 +1,43 @@
 import Foundation
 
-/// What a transport asks the WebSocket seam to open: the URL, the subprotocols to offer and extra
-/// upgrade-request headers.
+/// What a transport asks the WebSocket seam to open: the URL, the subprotocols to offer, the one the server must
+/// select, and extra upgrade-request headers.
 public struct WebSocketRequest: Sendable, Equatable {
     /// The `ws://` or `wss://` URL to connect to.
     public var url: URL
     /// Subprotocols offered in `Sec-WebSocket-Protocol`, in order of preference.
     public var subprotocols: [String]
+    /// The subprotocol the server must select for the transport to speak to it (`aws-appsync-event-ws`,
+    /// `graphql-transport-ws`); `nil` accepts any choice, none included. Connectors fail a connection whose server
+    /// selected another with ``WebSocketSeamError/subprotocolNotSelected(required:selected:)`` before it is used.
+    public var requiredSubprotocol: String?
     /// Additional HTTP headers sent with the upgrade request, in order.
     public var headers: [HTTPHeaderField]
 
     /// Creates a request.
-    public init(url: URL, subprotocols: [String] = [], headers: [HTTPHeaderField] = []) {
+    ///
+    /// - Parameters:
+    ///   - url: The `ws://` or `wss://` URL.
+    ///   - subprotocols: The subprotocols offered, in order of preference.
+    ///   - requiredSubprotocol: The subprotocol the server must select; `nil` accepts any.
+    ///   - headers: Additional upgrade-request headers, in order.
+    public init(url: URL, subprotocols: [String] = [], requiredSubprotocol: String? = nil, headers: [HTTPHeaderField] = []) {
         self.url = url
         self.subprotocols = subprotocols
+        self.requiredSubprotocol = requiredSubprotocol
         self.headers = headers
+    }
+
+    /// Checks the subprotocol the server selected against ``requiredSubprotocol``: every connector calls it once the
+    /// upgrade succeeded and fails the connection when it throws.
+    ///
+    /// - Parameter selected: The subprotocol in the server's upgrade response (`nil` or empty: none).
+    /// - Throws: ``WebSocketSeamError/subprotocolNotSelected(required:selected:)`` naming both.
+    public func checkSelectedSubprotocol(_ selected: String?) throws(WebSocketSeamError) {
+        guard let requiredSubprotocol else { return }
+        let selected = selected.flatMap { $0.isEmpty ? nil : $0 }
+        guard selected != requiredSubprotocol else { return }
+        throw .subprotocolNotSelected(required: requiredSubprotocol, selected: selected)
     }
 }
 
