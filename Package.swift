@@ -11,7 +11,8 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "VortexRealtime",
-    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
+    // No watchOS: Apple's TN3135 rules out URLSessionWebSocketTask for ordinary watchOS apps (README, "Platforms").
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17)],
     products: [
         .library(name: "SubscriberCore", targets: ["SubscriberCore"]),
         .library(name: "WebSocketNIO", targets: ["WebSocketNIO"]),
@@ -33,6 +34,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        // Already in the graph through SwiftNIO; named for RealtimeBench's counters (Synchronization's Atomic needs
+        // macOS 15 / iOS 18, newer than the package's platforms).
+        .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
         // Test-only: the OpenAPI document of the nine payloads is loaded and checked against the models.
         .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
@@ -184,6 +188,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Atomics", package: "swift-atomics"),
             ],
             path: "Benchmarks/RealtimeBench",
             swiftSettings: strictSettings
@@ -226,6 +231,14 @@ let package = Package(
             path: "Tests/NIOTestServer",
             swiftSettings: strictSettings
         ),
+        // Test support, never a product: a mock `WebSocketTask` as hostile as Apple's (it ignores Swift cancellation, may
+        // never answer a close) and a server that hands one to each connection of the URLSession connector.
+        .target(
+            name: "URLSessionTestSupport",
+            dependencies: ["WebSocketURLSession", "SubscriberCore", "RealtimeTesting"],
+            path: "Tests/URLSessionTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "SubscriberCoreTests",
             dependencies: [
@@ -248,7 +261,7 @@ let package = Package(
         // The URLSession connector over a mock task (no sockets), on Linux too.
         .testTarget(
             name: "WebSocketURLSessionTests",
-            dependencies: ["WebSocketURLSession", "SubscriberCore", "RealtimeTesting"],
+            dependencies: ["WebSocketURLSession", "URLSessionTestSupport", "SubscriberCore", "RealtimeTesting"],
             swiftSettings: strictSettings
         ),
         // The client, and the wire vocabulary it shares with the local backend (AppSyncEventsWire: channel names,
@@ -283,7 +296,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CompositionTests",
-            dependencies: ["Composition", "BackendNotifier", "SubscriberCore", "RealtimeTesting"],
+            dependencies: [
+                "Composition", "BackendNotifier", "SubscriberCore", "RealtimeTesting", "AppSyncEventsTransport", "GraphQLTransport",
+                "WebSocketURLSession", "URLSessionTestSupport",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -74,8 +74,9 @@ final class NIOWebSocketConnection: WebSocketConnection {
         var cut = reason
         while cut.utf8.count > 123 { cut.removeLast() }
         payload.writeString(cut)
-        // The peer may be gone already; the scope ends either way.
-        try? await channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: payload)).get()
+        // Queued, not awaited: a flush into a full send buffer (a blackholed peer) would wait as long as the peer, and a
+        // scope closes before it waits for its tasks. The scope's end waits at most the close timeout for the peer.
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: payload), promise: nil)
     }
 
     /// A ping with an empty payload, written without waiting: its pong is reported by ``WebSocketFrameHandler`` on the

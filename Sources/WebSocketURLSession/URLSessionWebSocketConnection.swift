@@ -8,6 +8,11 @@ import FoundationNetworking
 
 /// The connection ``URLSessionWebSocketConnector`` hands to a scope: a ``WebSocketTask``, alive exactly as long as
 /// the scope's closure. The first end wins: the peer's close (seen by `receive()`), a local close, or an abort.
+///
+/// `URLSessionWebSocketTask`'s async `receive()` and `send(_:)` are its completion-handler API bridged: cancelling the
+/// Swift task that awaits them does not end them; only a frame, or cancelling the URLSession task, does (SwiftPhoenixClient
+/// #281 and #286, wire-ios #4833). So every wait here is bounded by something this type does itself: a cancelled
+/// `receive()` or `send(_:)` drops the task, and a close waits at most the close timeout for the peer before dropping it.
 final class URLSessionWebSocketConnection: WebSocketConnection {
     private enum End: Sendable {
         case remote
@@ -17,35 +22,41 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
 
     private struct State {
         var end: End?
-        var aborted = false
+        /// The task was dropped (`cancel()`): nothing more is awaited from it.
+        var dropped = false
         var failure: String?
     }
 
     let negotiatedSubprotocol: String?
     private let task: any WebSocketTask
     private let completed: OneShotSignal<WebSocketCloseInfo>
+    private let closeTimeout: Duration
     private let logger: Logger
     private let state = Locked(State())
     private let pongHandler = Locked<(@Sendable () -> Void)?>(nil)
 
     init(
         task: any WebSocketTask, negotiatedSubprotocol: String?, completed: OneShotSignal<WebSocketCloseInfo>,
-        logger: Logger
+        closeTimeout: Duration, logger: Logger
     ) {
         self.task = task
         self.negotiatedSubprotocol = negotiatedSubprotocol
         self.completed = completed
+        self.closeTimeout = closeTimeout
         self.logger = logger
     }
 
     func receive() async throws -> WebSocketMessage? {
         guard state.withLock({ $0.end == nil }) else { return nil }
         do {
-            let message = try await task.receive()
+            let message = try await withTaskCancellationHandler {
+                try await task.receive()
+            } onCancel: {
+                drop()
+            }
             // A message that arrives after a local close or abort is not delivered: reading has ended.
             return state.withLock { $0.end == nil } ? message : nil
         } catch {
-            if error is CancellationError, Task.isCancelled { throw error }
             state.withLock { state in
                 if state.end == nil {
                     state.end = .remote
@@ -59,26 +70,35 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
     func send(_ message: WebSocketMessage) async throws {
         guard state.withLock({ $0.end == nil }) else { throw WebSocketSeamError.notConnected }
         do {
-            try await task.send(message)
-        } catch is CancellationError {
-            throw CancellationError()
+            try await withTaskCancellationHandler {
+                try await task.send(message)
+            } onCancel: {
+                drop()
+            }
         } catch {
+            if Task.isCancelled { throw CancellationError() }
             logger.debug("WebSocket send failed", metadata: ["ws.error": "\(describeWithoutRequest(error))"])
             throw WebSocketSeamError.notConnected
         }
     }
 
+    /// Sends the close frame, then waits at most the close timeout (less if the caller is cancelled) for the task to
+    /// end, and drops it if it did not: a pending `receive()` ends either way, so a scope that closes before it waits
+    /// for its reader never waits for a frame that may not come.
     func close(code: UInt16, reason: String) async {
         let first = state.withLock { state -> Bool in
             guard state.end == nil else { return false }
             state.end = .local(WebSocketCloseInfo(code: code, reason: reason, initiatedLocally: true))
             return true
         }
-        if first { task.cancel(with: Int(code), reason: reason.isEmpty ? nil : Data(reason.utf8)) }
+        guard first else { return }
+        task.cancel(with: Int(code), reason: reason.isEmpty ? nil : Data(reason.utf8))
+        if await waitForCompletion(timeout: closeTimeout) == nil { drop() }
     }
 
     /// Pings through the task; a pong (the handler called without an error) goes to the link's handler on
-    /// URLSession's delegate queue. A ping that fails reports nothing: the missing pong says enough.
+    /// URLSession's delegate queue. A ping that fails reports nothing: the missing pong says enough. Nothing awaits the
+    /// handler, and once the scope has ended it reaches nobody.
     func sendPing() -> Bool {
         guard state.withLock({ $0.end == nil }) else { return true }
         task.sendPing { [pongHandler] error in
@@ -93,15 +113,27 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
 
     func abort() {
         state.withLock { state in
-            state.aborted = true
             if state.end == nil { state.end = .aborted }
         }
-        task.cancel()
+        drop()
     }
 
-    /// Ends the connection when the scope's closure has returned, and tells how it ended.
-    func end(closeTimeout: Duration) async -> WebSocketCloseInfo {
-        let (end, aborted, failure, closeNow) = state.withLock { state -> (End, Bool, String?, Bool) in
+    /// Cancels the URLSession task (at most once): a pending `receive()` or `send(_:)` then ends, and the task reports
+    /// its end (`urlSession(_:task:didCompleteWithError:)`).
+    private func drop() {
+        let first = state.withLock { state -> Bool in
+            if state.end == nil { state.end = .aborted }
+            defer { state.dropped = true }
+            return !state.dropped
+        }
+        if first { task.cancel() }
+    }
+
+    /// Ends the connection when the scope's closure has returned (a close with 1000 unless it closed or was dropped, at
+    /// most the close timeout for the peer's answer), and tells how it ended.
+    func end() async -> WebSocketCloseInfo {
+        pongHandler.withLock { $0 = nil }
+        let (end, dropped, failure, closeNow) = state.withLock { state -> (End, Bool, String?, Bool) in
             var closeNow = false
             if state.end == nil {
                 if completed.isFired {
@@ -113,18 +145,14 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
                     closeNow = true
                 }
             }
-            return (state.end ?? .aborted, state.aborted, state.failure, closeNow)
+            return (state.end ?? .aborted, state.dropped, state.failure, closeNow)
         }
         if closeNow { task.cancel(with: 1000, reason: nil) }
         let aborting = WebSocketCloseInfo(code: nil, reason: "aborted", initiatedLocally: true)
-        if aborted {
-            // Nothing is awaited after an abort; a peer's close that was seen first and is already known still wins.
-            if case .remote = end, let peer = completed.value { return Self.remote(peer, failure: failure) }
-            return aborting
-        }
-        let answered = await waitForCompletion(timeout: closeTimeout)
+        // Nothing is awaited from a dropped task; a peer's close that is already known still wins.
+        let answered = dropped ? completed.value : await waitForCompletion(timeout: closeTimeout)
         // No answer within the close timeout (or the caller was cancelled): drop the connection.
-        if answered == nil { task.cancel() }
+        if answered == nil { drop() }
         switch end {
         case .local(let info): return info
         case .aborted: return aborting

@@ -9,23 +9,30 @@ import FoundationNetworking
 /// Opens WebSocket connections with `URLSessionWebSocketTask`, through the ``WebSocketTask`` seam.
 ///
 /// Default connector per platform: `Composition` uses this connector on Apple platforms (no SwiftNIO in the app) and
-/// `NIOWebSocketConnector` (module `WebSocketNIO`) elsewhere; a transport built without a connector uses this one.
-/// - **Apple platforms**: each connection runs a `URLSessionWebSocketTask` in a `URLSession` of its own (made with
-///   ``makeSessionConfiguration``), unless ``makeTask`` supplies the task.
+/// `NIOWebSocketConnector` (module `WebSocketNIO`) elsewhere.
+/// - **iOS, macOS, tvOS, visionOS**: each connection runs a `URLSessionWebSocketTask` in a `URLSession` of its own
+///   (made with ``makeSessionConfiguration``), unless ``makeTask`` supplies the task.
+/// - **watchOS**: Apple's TN3135 ("Low-level networking on watchOS") rules out `URLSessionWebSocketTask` for ordinary
+///   watchOS apps, so without ``makeTask`` every connection fails at once with
+///   ``WebSocketSeamError/unsupportedPlatform(_:)`` citing it, instead of waiting for a path that cannot come.
 /// - **Linux and other platforms with FoundationNetworking**: the type compiles (so CI type-checks it), but
 ///   FoundationNetworking's libcurl backend has no WebSocket client, so without ``makeTask`` every connection fails at
 ///   once with ``WebSocketSeamError/unsupportedPlatform(_:)``. Use `NIOWebSocketConnector` there.
 ///
-/// The upgrade request carries the offered subprotocols in one comma-separated `Sec-WebSocket-Protocol` header, then
-/// the request's headers in order (URLSession may replace the ones it reserves, such as `Host`). The server's choice
-/// of subprotocol is reported as ``WebSocketConnection/negotiatedSubprotocol``. An upgrade refused with HTTP 401 or
-/// 403 surfaces as ``WebSocketSeamError/upgradeRejected(_:)`` starting `"HTTP 401"`/`"HTTP 403"`, so
+/// Subprotocols are offered the way URLSession expects, through `webSocketTask(with:protocols:)` (a hand-set
+/// `Sec-WebSocket-Protocol` header would make `urlSession(_:webSocketTask:didOpenWithProtocol:)` report `nil`); the
+/// request's headers go in the session configuration's `httpAdditionalHeaders` (the session is the connection's own).
+/// The server's choice is checked against ``WebSocketRequest/requiredSubprotocol`` before the scope runs and reported
+/// as ``WebSocketConnection/negotiatedSubprotocol``. An upgrade refused with HTTP 401 or 403 surfaces as
+/// ``WebSocketSeamError/upgradeRejected(_:)`` starting `"HTTP 401"`/`"HTTP 403"`, so
 /// ``WebSocketSeamError/isAuthenticationRejection`` holds.
 ///
-/// Closing: ``WebSocketConnection/close(code:reason:)`` sends the close frame at once; when the scope's closure
-/// returns, the connector waits at most ``closeTimeout`` for the task to end, then drops it.
-/// ``WebSocketConnection/abort()`` drops the task at once and nothing is awaited. A caller cancelled while the upgrade
-/// is pending gets `CancellationError` at once, even from a task that ignores cancellation.
+/// Ending: a task's `receive()` and `send(_:)` ignore Swift cancellation, so the connection drops the task when a
+/// caller of either is cancelled. ``WebSocketConnection/close(code:reason:)`` sends the close frame and waits at most
+/// ``closeTimeout`` for the task to end before dropping it; when the scope's closure returns, a connection it neither
+/// closed nor aborted is closed the same way. ``WebSocketConnection/abort()`` drops the task at once and nothing is
+/// awaited. A caller cancelled while the upgrade is pending gets `CancellationError` at once, even from a task that
+/// ignores cancellation.
 ///
 /// Backpressure: `receive()` asks the task for one message at a time; whatever URLSession buffers below that is
 /// outside this type's control.
@@ -34,12 +41,19 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
     /// default is 1 MiB).
     public static let defaultMaxMessageSize = 2 * 1024 * 1024
 
-    /// Whether this platform can run the default `URLSessionWebSocketTask` (Apple platforms only).
-    public static var supportsURLSessionWebSocketTasks: Bool {
-        #if canImport(Darwin)
-        true
+    /// Whether this platform can run the default `URLSessionWebSocketTask`: Apple platforms but watchOS.
+    public static var supportsURLSessionWebSocketTasks: Bool { unsupportedPlatformReason == nil }
+
+    /// Why the default task cannot run on this platform, or `nil` where it can.
+    static var unsupportedPlatformReason: String? {
+        #if os(watchOS)
+        "URLSessionWebSocketTask is not available to ordinary watchOS apps (Apple TN3135, \"Low-level networking on "
+            + "watchOS\": only during an active audio-streaming session, a CallKit VoIP call or DeviceDiscoveryUI)"
+        #elseif canImport(Darwin)
+        nil
         #else
-        false
+        "URLSessionWebSocketConnector needs URLSessionWebSocketTask, and FoundationNetworking's libcurl backend has no "
+            + "WebSocket support; use NIOWebSocketConnector on this platform"
         #endif
     }
 
@@ -50,9 +64,9 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
     public var closeTimeout: Duration
     /// Makes the configuration of the `URLSession` created for each connection (default tasks only).
     public var makeSessionConfiguration: @Sendable () -> URLSessionConfiguration
-    /// Makes the task for each connection from the upgrade request; `nil` for a `URLSessionWebSocketTask`, which only
-    /// Apple platforms support. Tests inject a mock task here.
-    public var makeTask: (@Sendable (URLRequest) -> any WebSocketTask)?
+    /// Makes the task for each connection from the connection's request (URL, offered subprotocols, headers); `nil`
+    /// for a `URLSessionWebSocketTask`, which only Apple platforms support. Tests inject a mock task here.
+    public var makeTask: (@Sendable (WebSocketRequest) -> any WebSocketTask)?
     /// Where connection events are logged. Header values and subprotocols are never logged: they carry credentials.
     public var logger: Logger
 
@@ -69,7 +83,7 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
         closeTimeout: Duration = .seconds(1),
         makeSessionConfiguration: @escaping @Sendable () -> URLSessionConfiguration = { .default },
         logger: Logger = Logger(label: "vortex.websocket"),
-        makeTask: (@Sendable (URLRequest) -> any WebSocketTask)? = nil
+        makeTask: (@Sendable (WebSocketRequest) -> any WebSocketTask)? = nil
     ) {
         self.maxMessageSize = max(1, maxMessageSize)
         self.closeTimeout = closeTimeout
@@ -84,15 +98,17 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
     /// - Throws: ``WebSocketSeamError/unsupportedPlatform(_:)`` without ``makeTask`` on a platform without
     ///   `URLSessionWebSocketTask` support, ``WebSocketSeamError/invalidURL(_:)`` for a URL that is not `ws://` or
     ///   `wss://`, ``WebSocketSeamError/upgradeRejected(_:)`` (with the HTTP status) or
-    ///   ``WebSocketSeamError/connectionFailed(_:)`` when the connection does not open, what `body` threw, and
-    ///   `CancellationError` when the calling task is cancelled before the connection opened.
+    ///   ``WebSocketSeamError/connectionFailed(_:)`` when the connection does not open,
+    ///   ``WebSocketSeamError/subprotocolNotSelected(required:selected:)`` when the server did not select the
+    ///   request's required subprotocol, what `body` threw, and `CancellationError` when the calling task is cancelled
+    ///   before the connection opened.
     public func withConnection<Value: Sendable>(
         _ request: WebSocketRequest,
         _ body: @escaping @Sendable (any WebSocketConnection) async throws -> Value
     ) async throws -> WebSocketScopeResult<Value> {
         let endpoint = try Self.redactedEndpoint(request.url)
         let factory = try taskFactory()
-        let task = factory(Self.upgradeRequest(for: request))
+        let task = factory(request)
         logger.debug(
             "Opening WebSocket",
             metadata: ["ws.endpoint": "\(endpoint)", "ws.subprotocol.count": "\(request.subprotocols.count)"]
@@ -101,6 +117,10 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
         let subprotocol: String?
         do {
             subprotocol = try await Self.open(task)
+            do { try request.checkSelectedSubprotocol(subprotocol) } catch {
+                task.cancel()
+                throw error
+            }
         } catch {
             logger.debug("WebSocket did not open", metadata: ["ws.endpoint": "\(endpoint)", "ws.error": "\(error)"])
             throw error
@@ -115,23 +135,18 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
         defer { watcher.cancel() }
 
         let connection = URLSessionWebSocketConnection(
-            task: task, negotiatedSubprotocol: subprotocol, completed: completed, logger: logger)
+            task: task, negotiatedSubprotocol: subprotocol, completed: completed, closeTimeout: closeTimeout, logger: logger)
         let result: Result<Value, any Error>
         do { result = .success(try await body(connection)) } catch { result = .failure(error) }
-        let close = await connection.end(closeTimeout: closeTimeout)
+        let close = await connection.end()
         logger.debug("WebSocket closed", metadata: ["ws.endpoint": "\(endpoint)", "ws.close": "\(close)"])
         return WebSocketScopeResult(value: try result.get(), close: close)
     }
 
     /// The factory for this platform, or the error that makes connecting impossible here.
-    private func taskFactory() throws -> @Sendable (URLRequest) -> any WebSocketTask {
+    private func taskFactory() throws -> @Sendable (WebSocketRequest) -> any WebSocketTask {
         if let makeTask { return makeTask }
-        guard Self.supportsURLSessionWebSocketTasks else {
-            throw WebSocketSeamError.unsupportedPlatform(
-                "URLSessionWebSocketConnector needs URLSessionWebSocketTask, and FoundationNetworking's libcurl "
-                    + "backend has no WebSocket support; use NIOWebSocketConnector on this platform"
-            )
-        }
+        if let reason = Self.unsupportedPlatformReason { throw WebSocketSeamError.unsupportedPlatform(reason) }
         return { [maxMessageSize, makeSessionConfiguration] request in
             URLSessionWebSocketTaskAdapter(
                 request: request, configuration: makeSessionConfiguration(), maxMessageSize: maxMessageSize)
@@ -165,18 +180,6 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
             task.cancel()
             throw WebSocketSeamError.connectionFailed(describeWithoutRequest(error))
         }
-    }
-
-    /// The upgrade request: the URL, the offered subprotocols in one header, then the request's headers in order.
-    static func upgradeRequest(for request: WebSocketRequest) -> URLRequest {
-        var urlRequest = URLRequest(url: request.url)
-        if !request.subprotocols.isEmpty {
-            urlRequest.setValue(request.subprotocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol")
-        }
-        for header in request.headers {
-            urlRequest.addValue(header.value, forHTTPHeaderField: header.name)
-        }
-        return urlRequest
     }
 
     /// Scheme, host, port and path of a `ws://` or `wss://` URL, for logs and errors: queries may carry credentials.

@@ -21,11 +21,29 @@ final class URLSessionWebSocketTaskAdapter: WebSocketTask, @unchecked Sendable {
     private let task: URLSessionWebSocketTask
     private let bridge: URLSessionWebSocketDelegateBridge
 
-    init(request: URLRequest, configuration: URLSessionConfiguration, maxMessageSize: Int) {
+    /// Makes the task for `request` in a session of its own: the subprotocols are offered through
+    /// `webSocketTask(with:protocols:)`, so `didOpenWithProtocol` reports the server's choice (it reports `nil` for a
+    /// task that advertised none, and a hand-set `Sec-WebSocket-Protocol` header is not advertising), and the request's
+    /// headers become the session's `httpAdditionalHeaders`.
+    init(request: WebSocketRequest, configuration: URLSessionConfiguration, maxMessageSize: Int) {
+        configuration.httpAdditionalHeaders = Self.additionalHeaders(request.headers, over: configuration.httpAdditionalHeaders)
         bridge = URLSessionWebSocketDelegateBridge()
         session = URLSession(configuration: configuration, delegate: bridge, delegateQueue: nil)
-        task = session.webSocketTask(with: request)
+        task = session.webSocketTask(with: request.url, protocols: request.subprotocols)
         task.maximumMessageSize = maxMessageSize
+    }
+
+    /// The session's additional headers with the request's added (a later field of the same name joins the earlier
+    /// one with a comma, as HTTP allows).
+    static func additionalHeaders(_ fields: [HTTPHeaderField], over base: [AnyHashable: Any]?) -> [AnyHashable: Any]? {
+        guard !fields.isEmpty else { return base }
+        var headers = base ?? [:]
+        var added: [String: String] = [:]
+        for field in fields {
+            added[field.name] = added[field.name].map { "\($0), \(field.value)" } ?? field.value
+        }
+        for (name, value) in added { headers[name] = value }
+        return headers
     }
 
     func resume() async throws -> String? {

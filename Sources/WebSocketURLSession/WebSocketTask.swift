@@ -15,6 +15,11 @@ import FoundationNetworking
 /// The connector calls ``resume()`` once, then ``send(_:)`` and ``receive()`` while the connection is open, and ends
 /// it with ``cancel(with:reason:)`` (closing handshake) or ``cancel()`` (drop). It awaits ``completion()`` from a
 /// task of its own, and never for longer than its close timeout.
+///
+/// The connector assumes no more than `URLSessionWebSocketTask` promises: its async methods may ignore Swift
+/// cancellation (they bridge completion handlers), a close frame may never be answered, and only ``cancel()`` is sure
+/// to end a pending ``receive()`` or ``send(_:)``. Every wait the connector makes is bounded by a ``cancel()`` of its
+/// own.
 public protocol WebSocketTask: Sendable {
     /// Starts the task and waits for the server's answer to the upgrade request.
     ///
@@ -24,17 +29,19 @@ public protocol WebSocketTask: Sendable {
     ///   `CancellationError`.
     func resume() async throws -> String?
 
-    /// Sends one message. Throws once the task is closing or has ended.
+    /// Sends one message. Throws once the task is closing or has ended. It may ignore Swift cancellation.
     func send(_ message: WebSocketMessage) async throws
 
-    /// The next complete message. Throws once the peer closed, the connection broke, or the task was cancelled
-    /// (a pending call then throws at once).
+    /// The next complete message. Throws once the peer closed, the connection broke, or the task was cancelled with
+    /// ``cancel()`` (a pending call then throws). It may ignore Swift cancellation, as `URLSessionWebSocketTask` does.
     func receive() async throws -> WebSocketMessage
 
-    /// Starts the closing handshake: sends a close frame with `closeCode` and `reason`. Reading ends.
+    /// Starts the closing handshake: sends a close frame with `closeCode` and `reason`. Nothing promises that a pending
+    /// ``receive()`` ends before the peer answers, or that the peer ever does.
     func cancel(with closeCode: Int, reason: Data?)
 
-    /// Drops the connection at once, without a closing handshake. A pending ``receive()`` throws promptly.
+    /// Drops the connection at once, without a closing handshake. A pending ``receive()`` or ``send(_:)`` throws
+    /// promptly, and ``completion()`` returns.
     func cancel()
 
     /// Sends a WebSocket ping; `pongReceiveHandler` is called once: with `nil` when the pong arrived, with an error

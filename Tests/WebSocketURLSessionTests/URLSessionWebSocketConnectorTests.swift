@@ -2,6 +2,7 @@ import Foundation
 import RealtimeTesting
 import SubscriberCore
 import Testing
+import URLSessionTestSupport
 
 @testable import WebSocketURLSession
 
@@ -9,8 +10,9 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// ``URLSessionWebSocketConnector`` over a ``MockWebSocketTask`` that plays the server, so the connector's mapping of
-/// the seam (upgrade, subprotocol, messages, close codes, abort, refusals, cancellation) runs on Linux too.
+/// ``URLSessionWebSocketConnector`` over a ``MockWebSocketTask`` that plays the server as hostile as Apple's task (it
+/// ignores Swift cancellation and may never answer a close), so the connector's mapping of the seam (upgrade,
+/// subprotocol, messages, close codes, abort, refusals, cancellation) runs on Linux too.
 @Suite("URLSessionWebSocketConnector over a mock task")
 struct URLSessionWebSocketConnectorTests {
     private let url = URL(string: "wss://example.appsync-realtime-api.us-east-1.amazonaws.com/event/realtime")!
@@ -28,13 +30,14 @@ struct URLSessionWebSocketConnectorTests {
 
     // MARK: Upgrade request and subprotocol
 
-    @Test("the upgrade request carries the URL, the offered subprotocols in one header and the extra headers")
-    func upgradeRequest() async throws {
+    @Test("the task is made from the request: the URL, the offered subprotocols (advertised, not a header) and the headers")
+    func taskRequest() async throws {
         let task = MockWebSocketTask(upgrade: .accept(subprotocol: "aws-appsync-event-ws"))
         let subprotocols = ["aws-appsync-event-ws", "header-eyJob3N0IjoiZXhhbXBsZSJ9"]
         let request = WebSocketRequest(
             url: url,
             subprotocols: subprotocols,
+            requiredSubprotocol: "aws-appsync-event-ws",
             headers: [
                 HTTPHeaderField(name: "X-Api-Key", value: "da2-key"),
                 HTTPHeaderField(name: "X-Trace", value: "trace-1"),
@@ -44,23 +47,51 @@ struct URLSessionWebSocketConnectorTests {
             connection.negotiatedSubprotocol
         }
 
-        let sent = try #require(task.request)
-        #expect(sent.url == url)
-        #expect(sent.value(forHTTPHeaderField: "Sec-WebSocket-Protocol") == subprotocols.joined(separator: ", "))
-        #expect(sent.value(forHTTPHeaderField: "X-Api-Key") == "da2-key")
-        #expect(sent.value(forHTTPHeaderField: "X-Trace") == "trace-1")
+        #expect(task.request == request)
         #expect(task.resumeCount == 1)
         #expect(result.value == "aws-appsync-event-ws")
     }
 
-    @Test("without subprotocols no Sec-WebSocket-Protocol header is sent")
-    func noSubprotocolHeader() async throws {
-        let task = MockWebSocketTask(upgrade: .accept(subprotocol: nil))
+    @Test("the request's headers join the session's additional headers; repeated names are joined with a comma")
+    func additionalHeaders() {
+        let fields = [
+            HTTPHeaderField(name: "X-Api-Key", value: "da2-key"),
+            HTTPHeaderField(name: "X-Trace", value: "one"),
+            HTTPHeaderField(name: "X-Trace", value: "two"),
+        ]
+        let headers = URLSessionWebSocketTaskAdapter.additionalHeaders(fields, over: ["User-Agent": "app/1"])
+        #expect(headers?["X-Api-Key"] as? String == "da2-key")
+        #expect(headers?["X-Trace"] as? String == "one, two")
+        #expect(headers?["User-Agent"] as? String == "app/1")
+        #expect(URLSessionWebSocketTaskAdapter.additionalHeaders([], over: nil) == nil)
+    }
+
+    @Test("a task that advertised no subprotocols reports none, whatever the server says (didOpenWithProtocol's rule)")
+    func noSubprotocolAdvertised() async throws {
+        let task = MockWebSocketTask(upgrade: .accept(subprotocol: "graphql-transport-ws"))
         let result = try await connector(task).withConnection(WebSocketRequest(url: url)) { connection in
             connection.negotiatedSubprotocol
         }
-        #expect(try #require(task.request).value(forHTTPHeaderField: "Sec-WebSocket-Protocol") == nil)
+        #expect(task.request?.subprotocols == [])
         #expect(result.value == nil)
+    }
+
+    @Test(
+        "a server that did not select the required subprotocol fails the connection, naming both; the scope never runs",
+        arguments: [("graphql-ws", "graphql-ws"), ("", nil), (nil, nil)] as [(String?, String?)])
+    func requiredSubprotocolNotSelected(selected: String?, reported: String?) async throws {
+        let task = MockWebSocketTask(upgrade: .accept(subprotocol: selected))
+        let ran = Locked(false)
+        let request = WebSocketRequest(
+            url: url, subprotocols: ["graphql-transport-ws", "graphql-ws"], requiredSubprotocol: "graphql-transport-ws")
+        let error = await #expect(throws: WebSocketSeamError.self) {
+            _ = try await connector(task).withConnection(request) { _ in ran.withLock { $0 = true } }
+        }
+        #expect(error == .subprotocolNotSelected(required: "graphql-transport-ws", selected: reported))
+        #expect(error?.description.contains("graphql-transport-ws") == true)
+        #expect(error?.description.contains(reported ?? "none") == true)
+        #expect(!ran.withLock { $0 })
+        #expect(task.dropCount == 1)
     }
 
     @Test(
@@ -356,6 +387,38 @@ struct URLSessionWebSocketConnectorTests {
         #expect(task.dropCount >= 1)
     }
 
+    @Test("a reader cancelled while the task's receive ignores cancellation ends: the connection drops the task")
+    func cancelledReceiveDropsTheTask() async throws {
+        let task = MockWebSocketTask(upgrade: .accept(subprotocol: nil), answersClose: false)
+        let result = try await withTestTimeout(30, "the cancelled reader to return") {
+            try await connector(task, closeTimeout: .seconds(3600)).withConnection(WebSocketRequest(url: url)) { connection in
+                let reader = Task { try await connection.receive() }
+                await task.waitForReceiver()
+                reader.cancel()
+                return try await reader.value
+            }
+        }
+        #expect(result.value == nil)
+        #expect(task.dropCount == 1)
+    }
+
+    @Test("a close the silent server never answers ends a pending receive within the close timeout")
+    func unansweredCloseEndsThePendingReceive() async throws {
+        let task = MockWebSocketTask(upgrade: .accept(subprotocol: nil), answersClose: false)
+        let result = try await withTestTimeout(30, "the close to end the pending receive") {
+            try await connector(task, closeTimeout: .milliseconds(50)).withConnection(WebSocketRequest(url: url)) { connection in
+                async let pending = connection.receive()
+                await task.waitForReceiver()
+                await connection.close(code: 1000, reason: "")
+                return try await pending
+            }
+        }
+        #expect(result.value == nil)
+        #expect(task.clientCloses == [MockWebSocketTask.ClientClose(code: 1000, reason: nil)])
+        #expect(task.dropCount == 1, "the unanswered close was followed by a drop")
+        #expect(result.close == WebSocketCloseInfo(code: 1000, reason: "", initiatedLocally: true))
+    }
+
     // MARK: Platform default
 
     @Test(
@@ -385,215 +448,6 @@ struct URLSessionWebSocketConnectorTests {
         #else
         #expect(!URLSessionWebSocketConnector.supportsURLSessionWebSocketTasks)
         #endif
-    }
-}
-
-// MARK: - The mock task
-
-/// A ``WebSocketTask`` that plays the server: a scripted upgrade, scripted inbound messages and closes, and a record
-/// of what the client sent and how it ended the task.
-final class MockWebSocketTask: WebSocketTask {
-    /// How the server answers the upgrade.
-    enum Upgrade: Sendable {
-        /// Switches protocols, selecting `subprotocol`.
-        case accept(subprotocol: String?)
-        /// Answers with an HTTP status (mapped as URLSession's delegate maps it).
-        case refuse(status: Int)
-        /// The task fails to open with this error.
-        case fail(any Error)
-        /// Never answers; cancelling the task fails the open (as URLSession does).
-        case pending
-        /// Never answers and ignores cancellation until ``releaseStall()``.
-        case stall
-    }
-
-    /// A close frame the client sent.
-    struct ClientClose: Sendable, Equatable {
-        var code: Int
-        var reason: String?
-    }
-
-    private enum Inbound: Sendable {
-        case message(WebSocketMessage)
-        case end
-    }
-
-    private struct MockError: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    private struct State {
-        var request: URLRequest?
-        var resumeCount = 0
-        var sent: [WebSocketMessage] = []
-        var clientCloses: [ClientClose] = []
-        var dropCount = 0
-        var failure: String?
-        var closing = false
-        var pings = 0
-        var pendingPongs: [@Sendable ((any Error)?) -> Void] = []
-    }
-
-    private let upgrade: Upgrade
-    private let answersPings: Bool
-    private let answersClose: Bool
-    private let reportsEnd: Bool
-    private let state = Locked(State())
-    private let inbound: AsyncStream<Inbound>.Continuation
-    private let iterator: Locked<AsyncStream<Inbound>.AsyncIterator?>
-    private let resumed = OneShotSignal<Void>()
-    private let receiving = OneShotSignal<Void>()
-    private let cancelled = OneShotSignal<Void>()
-    private let stallReleased = OneShotSignal<Void>()
-    private let ended = OneShotSignal<WebSocketCloseInfo>()
-
-    /// Creates a task whose server answers the upgrade with `upgrade`; `answersClose` `false` makes a peer that never
-    /// answers the client's close frame, `reportsEnd` `false` a task whose ``completion()`` never returns after a drop,
-    /// `answersPings` `false` a server whose pongs wait for ``answerPings(with:)``.
-    init(upgrade: Upgrade, answersClose: Bool = true, reportsEnd: Bool = true, answersPings: Bool = true) {
-        self.upgrade = upgrade
-        self.answersPings = answersPings
-        self.answersClose = answersClose
-        self.reportsEnd = reportsEnd
-        let (stream, continuation) = AsyncStream<Inbound>.makeStream()
-        inbound = continuation
-        iterator = Locked(stream.makeAsyncIterator())
-    }
-
-    // MARK: The test's side
-
-    /// Records the request the connector made the task with.
-    func made(with request: URLRequest) { state.withLock { $0.request = request } }
-
-    /// The upgrade request.
-    var request: URLRequest? { state.withLock { $0.request } }
-    /// How often the connector resumed the task.
-    var resumeCount: Int { state.withLock { $0.resumeCount } }
-    /// The messages the client sent, in order.
-    var sentMessages: [WebSocketMessage] { state.withLock { $0.sent } }
-    /// The close frames the client sent, in order.
-    var clientCloses: [ClientClose] { state.withLock { $0.clientCloses } }
-    /// How often the client dropped the task (`cancel()`).
-    var dropCount: Int { state.withLock { $0.dropCount } }
-
-    /// How many pings the client sent.
-    var pingCount: Int { state.withLock { $0.pings } }
-
-    /// Calls the handlers of the pings not answered yet, with `error` (`nil`: the pong arrived).
-    func answerPings(with error: (any Error)? = nil) {
-        let handlers = state.withLock { state in
-            defer { state.pendingPongs = [] }
-            return state.pendingPongs
-        }
-        for handler in handlers { handler(error) }
-    }
-
-    /// Queues a message from the server.
-    func serverSends(_ message: WebSocketMessage) { inbound.yield(.message(message)) }
-
-    /// The server closes with a close frame: queued messages are still read, then reading ends.
-    func serverCloses(code: UInt16, reason: String) {
-        ended.fire(WebSocketCloseInfo(code: code, reason: reason))
-        inbound.yield(.end)
-        inbound.finish()
-    }
-
-    /// The transport breaks without a close frame.
-    func serverFails(_ reason: String) {
-        state.withLock { $0.failure = reason }
-        ended.fire(WebSocketCloseInfo(code: nil, reason: reason))
-        inbound.yield(.end)
-        inbound.finish()
-    }
-
-    /// Waits until the connector resumed the task.
-    func waitForResume() async { _ = await resumed.wait() }
-
-    /// Waits until a `receive()` is pending.
-    func waitForReceiver() async { _ = await receiving.wait() }
-
-    /// Lets a stalled upgrade end (it then fails).
-    func releaseStall() { stallReleased.fire() }
-
-    // MARK: The connector's side (WebSocketTask)
-
-    func resume() async throws -> String? {
-        state.withLock { $0.resumeCount += 1 }
-        resumed.fire()
-        switch upgrade {
-        case .accept(let subprotocol):
-            return subprotocol
-        case .refuse(let status):
-            throw URLSessionWebSocketDelegateBridge.upgradeFailure(status: status, error: nil)
-        case .fail(let error):
-            throw error
-        case .pending:
-            _ = await cancelled.wait()
-            throw MockError(description: "cancelled during the upgrade")
-        case .stall:
-            // Deliberately deaf to cancellation: the connector must not depend on it.
-            await Task.detached { [stallReleased] in _ = await stallReleased.wait() }.value
-            throw MockError(description: "stalled upgrade released")
-        }
-    }
-
-    func send(_ message: WebSocketMessage) async throws {
-        try state.withLock { state in
-            guard !state.closing, !ended.isFired else { throw MockError(description: "not connected") }
-            state.sent.append(message)
-        }
-    }
-
-    func receive() async throws -> WebSocketMessage {
-        guard
-            var local = iterator.withLock({ state -> AsyncStream<Inbound>.AsyncIterator? in
-                defer { state = nil }
-                return state
-            })
-        else { throw MockError(description: "concurrent receive") }
-        receiving.fire()
-        let next = await local.next()
-        iterator.withLock { $0 = local }
-        switch next {
-        case .message(let message)?:
-            return message
-        case .end?, nil:
-            throw MockError(description: state.withLock { $0.failure } ?? "closed")
-        }
-    }
-
-    func sendPing(pongReceiveHandler: @escaping @Sendable ((any Error)?) -> Void) {
-        let answerNow = state.withLock { state -> Bool in
-            state.pings += 1
-            if !answersPings { state.pendingPongs.append(pongReceiveHandler) }
-            return answersPings
-        }
-        if answerNow { pongReceiveHandler(nil) }
-    }
-
-    func cancel(with closeCode: Int, reason: Data?) {
-        state.withLock { state in
-            state.closing = true
-            state.clientCloses.append(ClientClose(code: closeCode, reason: reason.map { String(decoding: $0, as: UTF8.self) }))
-        }
-        inbound.finish()
-        if answersClose {
-            ended.fire(WebSocketCloseInfo(code: UInt16(clamping: closeCode), reason: ""))
-        }
-    }
-
-    func cancel() {
-        state.withLock { state in
-            state.closing = true
-            state.dropCount += 1
-        }
-        cancelled.fire()
-        inbound.finish()
-        if reportsEnd { ended.fire(WebSocketCloseInfo(code: nil, reason: "cancelled")) }
-    }
-
-    func completion() async -> WebSocketCloseInfo {
-        await ended.wait() ?? WebSocketCloseInfo(code: nil, reason: "no longer awaited")
     }
 }
 

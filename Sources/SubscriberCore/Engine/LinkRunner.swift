@@ -141,14 +141,19 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
                 ended.fire(.control(request))
             }
             let first = await ended.wait()
-            // Act on the socket before the tasks go: a close frame is sent while the writer side still works.
+            // End the connection before waiting for the tasks: a task may wait on the socket in a way cancelling it does
+            // not end (URLSessionWebSocketTask's receive ignores Swift cancellation), and a close frame goes out while
+            // the writer side still works.
             switch first {
             case .control(.abort)?:
                 connection.abort()
             case .control(.close(_, let code, let reason))?:
                 await connection.close(code: code, reason: reason)
-            case .reader?, .timer?, nil:
-                break
+            case nil:
+                // The scope was cancelled (disconnect, a planned switch, shutdown, sign-out): close normally.
+                await connection.close(code: 1000, reason: "")
+            case .reader?, .timer?:
+                break  // reading has ended, or the timer aborted the connection
             }
             group.cancelAll()
         }

@@ -1,0 +1,68 @@
+import Foundation
+import RealtimeTesting
+import SubscriberCore
+import Testing
+import URLSessionTestSupport
+
+/// The mock stays as hostile as Apple's task: each behaviour it models (with its source in ``MockWebSocketTask``'s
+/// documentation) is pinned here, so a kinder mock cannot hide a stall from the connector's tests.
+@Suite("MockWebSocketTask behaves like URLSessionWebSocketTask")
+struct MockWebSocketTaskTests {
+    private let request = WebSocketRequest(url: URL(string: "wss://example.com/event/realtime")!, subprotocols: ["p"])
+
+    private func opened(answersClose: Bool = true, answersPings: Bool = true) async throws -> MockWebSocketTask {
+        let task = MockWebSocketTask(upgrade: .acceptOffered, answersClose: answersClose, answersPings: answersPings)
+        task.made(with: request)
+        #expect(try await task.resume() == "p")
+        return task
+    }
+
+    @Test("receive ignores Swift cancellation: a cancelled receiver still waits, and only cancel() ends it")
+    func receiveIgnoresCancellation() async throws {
+        let task = try await opened()
+        let ended = OneShotSignal<Void>()
+        let receiver = Task {
+            defer { ended.fire() }
+            return try await task.receive()
+        }
+        await task.waitForReceiver()
+        receiver.cancel()
+        // The receiver is deaf to its cancellation: a frame still reaches it.
+        task.serverSends(.text("after the cancel"))
+        #expect(try await receiver.value == .text("after the cancel"))
+        #expect(ended.isFired)
+
+        // cancel() ends a receive, pending or later.
+        task.cancel()
+        await #expect(throws: MockWebSocketTask.MockError.self) { try await task.receive() }
+    }
+
+    @Test("a close frame the server never answers leaves a pending receive and completion() waiting; cancel() ends both")
+    func unansweredCloseEndsNothing() async throws {
+        let task = try await opened(answersClose: false)
+        let receiver = Task { try await task.receive() }
+        await task.waitForReceiver()
+        task.cancel(with: 1000, reason: nil)
+        let completion = Task { await task.completion() }
+        // The receive and the completion still wait; sends fail once closing.
+        await #expect(throws: MockWebSocketTask.MockError.self) { try await task.send(.text("late")) }
+        task.cancel()
+        await #expect(throws: MockWebSocketTask.MockError.self) { try await receiver.value }
+        #expect(await completion.value.code == nil)
+    }
+
+    @Test("each ping's handler is called exactly once: nil for a pong, an error when the task ends first")
+    func pingHandlersExactlyOnce() async throws {
+        let task = try await opened(answersPings: false)
+        let calls = Locked<[String]>([])
+        for index in 0..<3 {
+            task.sendPing { error in calls.withLock { $0.append("\(index):\(error == nil ? "pong" : "error")") } }
+        }
+        task.answerPings()
+        task.sendPing { error in calls.withLock { $0.append("3:\(error == nil ? "pong" : "error")") } }
+        task.cancel()
+        task.answerPings()
+        task.sendPing { error in calls.withLock { $0.append("4:\(error == nil ? "pong" : "error")") } }
+        #expect(calls.withLock { $0 } == ["0:pong", "1:pong", "2:pong", "3:error", "4:error"])
+    }
+}
