@@ -1,15 +1,15 @@
+import Atomics
 import Foundation
-import Synchronization
 
 /// How many events a client has counted and how many it was told were lost, readable from the watchdog while the
 /// client's loop waits for the next event.
 final class Progress: Sendable {
-    private let received = Atomic(0)
-    private let lost = Atomic(0)
-    private let observerDrops = Atomic(0)
+    private let received = ManagedAtomic(0)
+    private let lost = ManagedAtomic(0)
+    private let observerDrops = ManagedAtomic(0)
 
     func publish(_ count: Int) { received.store(count, ordering: .relaxed) }
-    func addLost(_ count: Int) { lost.add(count, ordering: .relaxed) }
+    func addLost(_ count: Int) { lost.wrappingIncrement(by: count, ordering: .relaxed) }
     /// The notifier's observer-buffer drops so far (a total it counts itself, polled).
     func setObserverDrops(_ count: Int) { observerDrops.store(count, ordering: .relaxed) }
 

@@ -168,6 +168,10 @@ private final class ChildProcess: Sendable {
     }
 
     private func spawnAndWait() -> TriggerCommand.Run {
+        #if os(tvOS) || os(watchOS)
+        // spawn.h marks posix_spawn unavailable there (and signal.h kill): a tool's code must not break a package build.
+        return TriggerCommand.Run(status: nil, failure: "cannot start: this platform cannot spawn processes")
+        #else
         #if canImport(Darwin)
         var attributes: posix_spawnattr_t?
         var actions: posix_spawn_file_actions_t?
@@ -214,12 +218,15 @@ private final class ChildProcess: Sendable {
         guard signal == 0 else { return TriggerCommand.Run(status: nil, failure: "ended by signal \(signal)") }
         let code = (status >> 8) & 0xff
         return TriggerCommand.Run(status: code, failure: code == 0 ? nil : "exit status \(code)")
+        #endif
     }
 
     /// Kills the child's whole process group (SIGKILL: the command's own children too).
     func terminate() {
+        #if !os(tvOS) && !os(watchOS)
         running.withLock { pid in
             if pid > 0 { kill(-pid, SIGKILL) }
         }
+        #endif
     }
 }

@@ -126,6 +126,8 @@ public final class FaultInjectingProxy: Sendable {
                 close(client)
                 continue
             }
+            Self.writesNeverSignal(client)
+            Self.writesNeverSignal(upstream)
             let pair = Pair(client: client, upstream: upstream)
             let id = state.withLock { state -> Int in
                 state.accepted += 1
@@ -172,9 +174,19 @@ public final class FaultInjectingProxy: Sendable {
         return address
     }
 
+    /// A write to a peer that reset the connection must fail with EPIPE, never raise SIGPIPE (which kills the test
+    /// process): Linux passes `MSG_NOSIGNAL` with each `send`; Darwin has no such flag and sets `SO_NOSIGPIPE` on the
+    /// socket instead.
+    private static func writesNeverSignal(_ socket: Int32) {
+        #if canImport(Darwin)
+        var on: Int32 = 1
+        _ = setsockopt(socket, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+
     #if canImport(Darwin)
     private static let streamType = SOCK_STREAM
-    private static let noSignal: Int32 = 0
+    private static let noSignal: Int32 = 0  // SO_NOSIGPIPE on each socket instead (writesNeverSignal)
     #else
     private static let streamType = Int32(SOCK_STREAM.rawValue)
     private static let noSignal = Int32(MSG_NOSIGNAL)
