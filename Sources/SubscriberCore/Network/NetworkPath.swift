@@ -43,5 +43,14 @@ public struct NetworkPath: Sendable, Equatable, CustomStringConvertible {
     /// Whether the path can carry traffic.
     public var isSatisfied: Bool { status == .satisfied }
 
+    /// The path a system monitor reports, decided here where Linux compiles and tests it (``SystemNetworkPathMonitor``
+    /// only asks `NWPath`): unsatisfied, or satisfied over the first kind of interface `uses` confirms, in the order
+    /// Wi-Fi, cellular, wired, loopback, else other. A path that "requires a connection" counts as satisfied: a new
+    /// connection may bring it up (cellular, a VPN on demand), so reconnect attempts are worth making.
+    package static func reported(unsatisfied: Bool, uses: (Interface) -> Bool) -> NetworkPath {
+        guard !unsatisfied else { return .unsatisfied }
+        return .satisfied([Interface.wifi, .cellular, .wired, .loopback].first(where: uses) ?? .other)
+    }
+
     public var description: String { interface.map { "\(status.rawValue)(\($0.rawValue))" } ?? status.rawValue }
 }

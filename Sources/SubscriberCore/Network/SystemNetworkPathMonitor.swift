@@ -29,23 +29,19 @@ public final class SystemNetworkPathMonitor: NetworkPathMonitor, @unchecked Send
     /// A new stream starting with the current path (as soon as the monitor reported one).
     public func paths() -> AsyncStream<NetworkPath> { relay.paths() }
 
-    /// `NWPath` → ``NetworkPath``. `requiresConnection` counts as satisfied: a new connection may bring the path up
-    /// (cellular or a VPN on demand), so reconnect attempts are worth making.
+    /// `NWPath` → ``NetworkPath`` (``NetworkPath/reported(unsatisfied:uses:)`` decides).
     static func networkPath(_ path: NWPath) -> NetworkPath {
-        guard path.status != .unsatisfied else { return .unsatisfied }
-        let interface: NetworkPath.Interface =
-            if path.usesInterfaceType(.wifi) {
-                .wifi
-            } else if path.usesInterfaceType(.cellular) {
-                .cellular
-            } else if path.usesInterfaceType(.wiredEthernet) {
-                .wired
-            } else if path.usesInterfaceType(.loopback) {
-                .loopback
-            } else {
-                .other
-            }
-        return .satisfied(interface)
+        .reported(unsatisfied: path.status == .unsatisfied) { path.usesInterfaceType(interfaceType($0)) }
+    }
+
+    private static func interfaceType(_ interface: NetworkPath.Interface) -> NWInterface.InterfaceType {
+        switch interface {
+        case .wifi: .wifi
+        case .cellular: .cellular
+        case .wired: .wiredEthernet
+        case .loopback: .loopback
+        case .other: .other
+        }
     }
 }
 #endif
