@@ -1,0 +1,193 @@
+/// The decisions of a transport's ``LinkSupervisor`` as a pure state machine, in the style of ``LinkStateMachine``:
+/// every input (a request, a network path, a link's end, an elapsed backoff) is a method that changes one ``State`` and
+/// returns the ``Action``s the supervisor's shell performs. No tasks, no clock: tested by table.
+///
+/// It decides when to open a primary link (only when the transport wants a connection and the path is usable), when to
+/// back off and for how long (``ReconnectBookkeeping`` and its policy's jitter), when to skip the backoff (the network
+/// is back, the interface changed, the app asked to verify the connection), when to probe the open links, when to open
+/// a rotation's successor, and when to stop for good (signed out, credentials gone, refused twice, attempts exhausted).
+package struct SupervisorStateMachine: Sendable {
+    /// Where the supervisor is. Exactly one of these holds at a time.
+    package enum State: Sendable, Equatable {
+        /// No connection is wanted (or none was asked for yet).
+        case idle
+        /// A primary link is under way: connecting, or open.
+        case linked
+        /// Waiting for the backoff numbered `id` to elapse before the next attempt.
+        case backingOff(id: Int)
+        /// A connection is wanted, but the network path is unsatisfied: it is made as soon as the path is satisfied.
+        case waitingForPath
+        /// Stopped for good: every input is ignored.
+        case stopped
+    }
+
+    /// What the shell does, in order.
+    package enum Action: Sendable, Equatable {
+        /// Publish a connection state.
+        case report(ConnectionState)
+        /// Ask for credentials (bypassing caches if `forceRefresh`) and open link `id` in `role`.
+        case startLink(id: Int, role: LinkRole, forceRefresh: Bool)
+        /// Sleep `delay`, then report ``SupervisorStateMachine/backoffElapsed(id:wantsConnection:)`` for `id`.
+        case startBackoff(id: Int, delay: Duration, attempt: Int)
+        /// End the backoff sleep `id` early (its end is then ignored).
+        case cancelBackoff(id: Int)
+        /// Probe every open link with the short probe timeout.
+        case probeOpenLinks(because: Reason)
+        /// The network path changed (logged).
+        case pathChanged(from: NetworkPath, to: NetworkPath)
+        /// No network: the wanted connection (a reconnect after a loss, if `reconnecting`) waits for it (logged).
+        case waitForNetwork(reconnecting: Bool)
+        /// A wait (a backoff, or for the network) is skipped: connecting now (logged).
+        case skipWait(because: Reason)
+        /// Stop the transport with `error`, and end the supervisor.
+        case stop(DisconnectReason, RealtimeError)
+        /// End the supervisor (nobody can ask it for anything any more).
+        case finish
+    }
+
+    /// Why a wait is skipped or the links are probed.
+    package enum Reason: String, Sendable, Equatable {
+        case verifyConnection = "verifyConnection"
+        case networkBack = "the network is back"
+        case interfaceChanged = "the network interface changed"
+    }
+
+    package private(set) var state = State.idle
+    /// The last network path reported; `nil` before the first (assumed usable, as without a monitor).
+    package private(set) var path: NetworkPath?
+    private var bookkeeping: ReconnectBookkeeping
+    private var nextLinkID = 0
+    private var nextBackoffID = 0
+
+    /// Creates a machine that backs off per `policy`; `random` (values in `0..<1`) drives its jitter.
+    package init(policy: ReconnectPolicy, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        bookkeeping = ReconnectBookkeeping(policy: policy, random: random)
+    }
+
+    private var pathSatisfied: Bool { path?.isSatisfied ?? true }
+
+    // MARK: Inputs
+
+    /// The supervisor starts.
+    package mutating func start(wantsConnection: Bool) -> [Action] {
+        connectIfWanted(wantsConnection)
+    }
+
+    /// Something started or stopped needing a connection.
+    package mutating func demandChanged(wantsConnection: Bool) -> [Action] {
+        switch state {
+        case .idle, .waitingForPath: connectIfWanted(wantsConnection)
+        case .linked, .backingOff, .stopped: []
+        }
+    }
+
+    /// The primary link reached its rotation lead: open a successor (only while a primary is under way).
+    package mutating func rotationDue() -> [Action] {
+        guard state == .linked else { return [] }
+        return [.startLink(id: takeLinkID(), role: .successor, forceRefresh: bookkeeping.forceRefresh)]
+    }
+
+    /// The app asks that the connection be verified (foreground): probe the open links, and stop waiting to reconnect
+    /// when the network is there.
+    package mutating func verifyConnection(wantsConnection: Bool) -> [Action] {
+        guard state != .stopped else { return [] }
+        let probe = [Action.probeOpenLinks(because: .verifyConnection)]
+        return pathSatisfied ? probe + skipWait(.verifyConnection, wantsConnection) : probe
+    }
+
+    /// The network path monitor reported `new`.
+    package mutating func pathChanged(to new: NetworkPath, wantsConnection: Bool) -> [Action] {
+        let old = path
+        path = new
+        guard state != .stopped, let old, old != new else { return [] }
+        var actions: [Action] = [.pathChanged(from: old, to: new)]
+        if !new.isSatisfied {
+            // No attempts and no timer while there is no network; the wanted connection waits for it.
+            if case .backingOff(let id) = state {
+                state = .waitingForPath
+                actions += [.cancelBackoff(id: id), .waitForNetwork(reconnecting: true)]
+            }
+        } else if !old.isSatisfied {
+            actions += skipWait(.networkBack, wantsConnection) + [.probeOpenLinks(because: .networkBack)]
+        } else if old.interface != new.interface {
+            actions += [.probeOpenLinks(because: .interfaceChanged)] + skipWait(.interfaceChanged, wantsConnection)
+        }
+        return actions
+    }
+
+    /// Link `id` ended; `loss` is what the transport made of it, `acknowledged` whether the link was ever open.
+    package mutating func linkEnded(loss: LinkLoss, acknowledged: Bool, wantsConnection: Bool) -> [Action] {
+        guard state != .stopped, case .lost(let ending) = loss else { return [] }
+        state = .idle
+        if acknowledged { bookkeeping.connected() }
+        switch bookkeeping.decide(after: ending) {
+        case .idle, .connectNow:
+            return connectIfWanted(wantsConnection)
+        case .connectAfter(let delay, let attempt):
+            let reconnecting = Action.report(.reconnecting(attempt: attempt, delay: delay))
+            guard pathSatisfied else {
+                state = .waitingForPath
+                return [reconnecting, .waitForNetwork(reconnecting: true)]
+            }
+            let id = nextBackoffID
+            nextBackoffID += 1
+            state = .backingOff(id: id)
+            return [reconnecting, .startBackoff(id: id, delay: delay, attempt: attempt)]
+        case .stop(let reason, let error):
+            state = .stopped
+            return [.stop(reason, error)]
+        }
+    }
+
+    /// The backoff sleep `id` ended (elapsed, or cancelled earlier: then it is no longer the current one).
+    package mutating func backoffElapsed(id: Int, wantsConnection: Bool) -> [Action] {
+        guard state == .backingOff(id: id) else { return [] }
+        return connectIfWanted(wantsConnection)
+    }
+
+    /// A primary link could not even be attempted: the user is signed out, or credentials are gone.
+    package mutating func stopped(_ reason: DisconnectReason, error: RealtimeError) -> [Action] {
+        guard state != .stopped else { return [] }
+        state = .stopped
+        return [.stop(reason, error)]
+    }
+
+    /// The transport's request stream ended (the transport is gone).
+    package mutating func requestsEnded() -> [Action] {
+        guard state != .stopped else { return [] }
+        state = .stopped
+        return [.finish]
+    }
+
+    // MARK: Decisions
+
+    private mutating func connectIfWanted(_ wantsConnection: Bool) -> [Action] {
+        guard wantsConnection else {
+            state = .idle
+            return [.report(.idle)]
+        }
+        guard pathSatisfied else {
+            defer { state = .waitingForPath }
+            return state == .waitingForPath ? [] : [.waitForNetwork(reconnecting: false)]
+        }
+        state = .linked
+        return [.report(.connecting), .startLink(id: takeLinkID(), role: .primary, forceRefresh: bookkeeping.forceRefresh)]
+    }
+
+    /// A supervisor waiting to reconnect (backing off, or for the network) connects now; otherwise nothing.
+    private mutating func skipWait(_ reason: Reason, _ wantsConnection: Bool) -> [Action] {
+        switch state {
+        case .backingOff(let id):
+            return [.cancelBackoff(id: id), .skipWait(because: reason)] + connectIfWanted(wantsConnection)
+        case .waitingForPath:
+            return [.skipWait(because: reason)] + connectIfWanted(wantsConnection)
+        case .idle, .linked, .stopped:
+            return []
+        }
+    }
+
+    private mutating func takeLinkID() -> Int {
+        defer { nextLinkID += 1 }
+        return nextLinkID
+    }
+}
