@@ -56,6 +56,8 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
     public var backgroundGraceSeconds: Double = 30
     /// Seconds a transport switch may take to get every stream live.
     public var switchTimeoutSeconds: Double = 15
+    /// Seconds the old transport goes on delivering once every stream of a planned switch is live on the new one.
+    public var switchSettleSeconds: Double = 0.5
     /// Seconds without a live connection (while signed in and in the foreground) before the notifier reports
     /// `networkError`.
     public var networkErrorAfterSeconds: Double = 60
@@ -75,7 +77,7 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case transport, appSyncEndpoint, graphQLEndpoint, authMode, apiKey, reconnect, ackTimeoutSeconds
         case maxConnectionDurationSeconds, liveness, bufferLimit, bufferOverflow, backgroundGraceSeconds
-        case switchTimeoutSeconds, networkErrorAfterSeconds, graphQLOperations, failover
+        case switchTimeoutSeconds, switchSettleSeconds, networkErrorAfterSeconds, graphQLOperations, failover
         case graphQLConnectionPayload
     }
 
@@ -166,6 +168,7 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
         configuration.bufferPolicy = ObserverBufferPolicy(limit: bufferLimit, overflow: bufferOverflow)
         configuration.backgroundGrace = .seconds(backgroundGraceSeconds)
         configuration.switchTimeout = .seconds(switchTimeoutSeconds)
+        configuration.switchSettle = .seconds(switchSettleSeconds)
         configuration.networkErrorAfter = .seconds(networkErrorAfterSeconds)
         configuration.graphQLOperations = resolvedGraphQLOperations
         return configuration

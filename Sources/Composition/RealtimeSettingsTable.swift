@@ -91,6 +91,12 @@ package enum RealtimeSettingsTable {
             "switchTimeoutSeconds", \.switchTimeoutSeconds, environment: "VORTEX_REALTIME_SWITCH_TIMEOUT",
             doc: "A transport switch must get every stream live within this; otherwise it is abandoned and the old transport stays."),
         .seconds(
+            "switchSettleSeconds", \.switchSettleSeconds, environment: "VORTEX_REALTIME_SWITCH_SETTLE",
+            bounds: RealtimeSetting.Bounds(lower: 0, includesLower: true, upper: 60),
+            doc:
+                "Once every stream of a planned switch is live on the new transport, the old one goes on delivering this long (events on their way over the old link still arrive; those both deliver are delivered once)."
+        ),
+        .seconds(
             "networkErrorAfterSeconds", \.networkErrorAfterSeconds, environment: "VORTEX_REALTIME_NETWORK_ERROR_AFTER",
             doc:
                 "Report `networkError` when the notifier has had no live connection (while signed in and in the foreground) for this long. A reconnect policy that gives up reports it at once."

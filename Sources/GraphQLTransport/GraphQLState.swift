@@ -4,7 +4,7 @@ import SubscriberCore
 
 /// Everything a ``GraphQLTransport`` knows about its subscriptions and its link, behind one lock, so the link's reader
 /// delivers `next` payloads without an actor hop. Decisions are made under the lock; yields and wakes after it.
-final class GraphQLState: Sendable {
+final class GraphQLState: TransportSession {
     struct Values {
         var subscriptions: [String: GraphQLSubscriptionRecord] = [:]
         var nextSequence = 0
@@ -98,7 +98,7 @@ final class GraphQLState: Sendable {
         }
     }
 
-    func endAll(error: (any Error)?) {
+    func endAll(error: RealtimeError?) {
         update { values, effects in
             for record in values.subscriptions.values { effects.append(.finish(record.sink, error)) }
             values.subscriptions = [:]

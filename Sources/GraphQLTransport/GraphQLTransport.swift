@@ -12,7 +12,10 @@ import SubscriberCore
 /// `SubscriptionEvent/live` on the first `next`, or once ``GraphQLTransportConfiguration/liveConfirmationWindow`` has
 /// passed after `subscribe` without an `error`. A server that rejects the operation answers with `error`, which ends
 /// the stream with `RealtimeError/graphQLErrors(_:)` — before it was ever reported live, when it comes in the window.
-public actor GraphQLTransport: RealtimeTransport {
+///
+/// Connections run on the shared engine (`TransportEngine`): the transport's state is the engine's and the session's
+/// locks, so it is a `Sendable` class with no isolation of its own.
+public final class GraphQLTransport: RealtimeTransport {
     /// `"graphql"`.
     public nonisolated let name = "graphql"
     /// GraphQL operations.
@@ -27,9 +30,7 @@ public actor GraphQLTransport: RealtimeTransport {
     let wallClock: WallClock
     let logger: Logger
     let makeID: @Sendable () -> String
-    let pathMonitor: (any NetworkPathMonitor)?
-    let states = ConnectionStateBroadcaster()
-    private var run: (state: GraphQLState, task: Task<Void, Never>)?
+    let engine: TransportEngine<GraphQLState>
 
     /// Creates a transport. Nothing connects until the first subscribe.
     ///
@@ -55,13 +56,15 @@ public actor GraphQLTransport: RealtimeTransport {
         self.wallClock = wallClock
         self.logger = logger
         self.makeID = makeID
-        self.pathMonitor = pathMonitor
+        self.engine = TransportEngine(
+            clock: clock, settings: configuration.link, auth: auth, connector: connector, pathMonitor: pathMonitor,
+            wallClock: wallClock, logger: logger)
     }
 
     // MARK: RealtimeTransport
 
     /// Starts a GraphQL subscription.
-    public func subscribe(_ request: SubscriptionRequest) -> AsyncThrowingStream<SubscriptionEvent, any Error> {
+    public func subscribe(_ request: SubscriptionRequest) async -> AsyncThrowingStream<SubscriptionEvent, any Error> {
         guard case .graphQL(let operation) = request.topic else {
             return AsyncThrowingStream {
                 $0.finish(throwing: RealtimeError.unsupported("GraphQL subscribes to operations, not AppSync channels"))
@@ -84,56 +87,26 @@ public actor GraphQLTransport: RealtimeTransport {
     }
 
     /// Closes with 1000, ends every stream normally and stops reconnecting; returns once the connection is gone.
-    public func disconnect() async {
-        guard let current = run else {
-            states.update(.disconnected(.requested))
-            return
-        }
-        run = nil
-        current.state.endAll(error: nil)
-        current.task.cancel()
-        await current.task.value
-        states.update(.disconnected(.requested))
-    }
-
-    /// A transport dropped without ``disconnect()`` ends the same way, without waiting: its subscription streams
-    /// finish and its supervisor is cancelled, so no connection outlives the last reference to the transport. Its
-    /// connection-state streams report `disconnected(requested)` and finish: no state can follow.
-    deinit {
-        if let run {
-            run.state.endAll(error: nil)
-            run.task.cancel()
-        }
-        states.update(.disconnected(.requested))
-        states.finish()
-    }
+    /// (Dropped without it, the transport ends the same way without waiting: no connection outlives it.)
+    public func disconnect() async { await engine.disconnect() }
 
     /// A new stream of connection states, starting with the current one.
-    public func connectionStates() -> AsyncStream<ConnectionState> { states.makeStream() }
+    public func connectionStates() async -> AsyncStream<ConnectionState> { engine.states.makeStream() }
 
     /// Probes the open connection at once (a WebSocket ping, or the protocol's `ping` where the server ignores those,
     /// with ``LivenessSettings/probeTimeout``) and replaces it if it does not answer; while waiting to reconnect,
     /// reconnects now. Call it when the app returns to the foreground. Without a connection it does nothing.
-    public func verifyConnection() async {
-        run?.state.requests.yield(.verifyConnection)
-    }
+    public func verifyConnection() async { engine.verifyConnection() }
 
     // MARK: The engine
 
     private func running() -> GraphQLState {
-        if let run, !run.task.isCancelled, !run.state.stopped { return run.state }
-        let (requests, continuation) = AsyncStream<SupervisorRequest>.makeStream(bufferingPolicy: .unbounded)
-        let state = GraphQLState(configuration: configuration, wallClock: wallClock, states: states, requests: continuation, logger: logger)
-        let links = GraphQLLinks(state: state, configuration: configuration, logger: logger)
-        // The transport's one task: the supervisor scope, which owns the link. Cancelled and awaited by disconnect().
-        let task = clock.startLinkSupervisor(
-            policy: configuration.link.reconnectPolicy, auth: auth, connector: connector, wallClock: wallClock, states: states,
-            logger: logger, ackTimeout: configuration.link.ackTimeout, rotateAfter: nil, liveness: configuration.link.liveness,
-            pathMonitor: pathMonitor, transport: links, requests: requests)
-        run = (state, task)
-        return state
+        engine.running { requests in
+            let state = GraphQLState(
+                configuration: configuration, wallClock: wallClock, states: engine.states, requests: requests, logger: logger)
+            return (state, GraphQLLinks(state: state, configuration: configuration, logger: logger))
+        }
     }
-
 }
 
 /// The supervisor's view of a GraphQL transport.

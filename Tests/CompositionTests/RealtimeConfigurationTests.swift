@@ -32,6 +32,18 @@ struct RealtimeConfigurationTests {
         #expect(loaded.notifierConfiguration.bufferPolicy.limit == 30)
     }
 
+    @Test("the switch's settle time is a setting: default 0.5 s, from a file or the environment, into the notifier's")
+    func switchSettle() throws {
+        var base = RealtimeConfiguration()
+        base.appSyncEndpoint = Self.appsync
+        #expect(base.notifierConfiguration.switchSettle == .milliseconds(500))
+        let loaded = try RealtimeConfiguration.load(base: base, environment: ["VORTEX_REALTIME_SWITCH_SETTLE": "1.25"])
+        #expect(loaded.notifierConfiguration.switchSettle == .milliseconds(1250))
+        #expect(throws: ConfigurationError.self) {
+            try RealtimeConfiguration.load(base: base, environment: ["VORTEX_REALTIME_SWITCH_SETTLE": "-1"])
+        }
+    }
+
     @Test(
         "missing and contradictory values are all reported, each naming its key",
         arguments: [

@@ -15,9 +15,10 @@ import SubscriberCore
 /// }
 /// ```
 ///
-/// Connections run on the shared engine (`LinkSupervisor`, `LinkRunner`, `LinkStateMachine`): each link is one
-/// structured scope; frames are handled on the reading task and yielded straight into the subscription streams.
-public actor AppSyncEventsTransport: RealtimeTransport {
+/// Connections run on the shared engine (`TransportEngine`, `LinkSupervisor`, `LinkRunner`): each link is one
+/// structured scope; frames are handled on the reading task and yielded straight into the subscription streams. The
+/// transport's state is the engine's and the session's locks: a `Sendable` class with no isolation of its own.
+public final class AppSyncEventsTransport: RealtimeTransport {
     /// `"appsync"`.
     public nonisolated let name = "appsync"
     /// AppSync Events channels.
@@ -31,9 +32,7 @@ public actor AppSyncEventsTransport: RealtimeTransport {
     let logger: Logger
     let makeID: @Sendable () -> String
     let httpPublisher: AppSyncHTTPPublisher
-    let pathMonitor: (any NetworkPathMonitor)?
-    let states = ConnectionStateBroadcaster()
-    private var run: (state: AppSyncState, task: Task<Void, Never>)?
+    let engine: TransportEngine<AppSyncState>
 
     /// Creates a transport. Nothing connects until the first subscribe or publish.
     /// - Parameters:
@@ -70,7 +69,15 @@ public actor AppSyncEventsTransport: RealtimeTransport {
         self.logger = logger
         self.makeID = makeID
         self.httpPublisher = AppSyncHTTPPublisher(endpoint: configuration.endpoint, client: httpClient)
-        self.pathMonitor = pathMonitor
+        // The successor link opens this long after each acknowledgement: before the service's maximum duration.
+        var rotateAfter: Duration?
+        if let maxDuration = configuration.maxConnectionDuration {
+            let lead = maxDuration - configuration.rotationLead
+            rotateAfter = lead > .zero ? lead : maxDuration / 2
+        }
+        self.engine = TransportEngine(
+            clock: clock, settings: configuration.link, rotateAfter: rotateAfter, auth: auth, connector: connector,
+            pathMonitor: pathMonitor, wallClock: wallClock, logger: logger)
     }
 
     // MARK: RealtimeTransport
@@ -80,7 +87,7 @@ public actor AppSyncEventsTransport: RealtimeTransport {
     /// with refreshed credentials; refused again, only this stream ends, with
     /// `RealtimeError/subscriptionRejected(errorType:message:)` naming the channel: the connection and every other
     /// subscription on it carry on.
-    public func subscribe(_ request: SubscriptionRequest) -> AsyncThrowingStream<SubscriptionEvent, any Error> {
+    public func subscribe(_ request: SubscriptionRequest) async -> AsyncThrowingStream<SubscriptionEvent, any Error> {
         guard case .channel(let rawChannel) = request.topic else {
             return Self.failedStream(.unsupported("AppSync Events subscribes to channels, not GraphQL operations"))
         }
@@ -116,66 +123,33 @@ public actor AppSyncEventsTransport: RealtimeTransport {
     }
 
     /// Closes every connection normally, ends all subscription streams normally and stops reconnecting. Returns once
-    /// every connection of this transport is gone. A later `subscribe` starts afresh.
-    public func disconnect() async {
-        guard let current = run else {
-            states.update(.disconnected(.requested))
-            return
-        }
-        run = nil
-        current.state.endAll(error: nil)
-        current.task.cancel()
-        await current.task.value
-        states.update(.disconnected(.requested))
-    }
-
-    /// A transport dropped without ``disconnect()`` ends the same way, without waiting: its subscription streams
-    /// finish and its supervisor is cancelled, so no connection outlives the last reference to the transport. Its
-    /// connection-state streams report `disconnected(requested)` and finish: no state can follow.
-    deinit {
-        if let run {
-            run.state.endAll(error: nil)
-            run.task.cancel()
-        }
-        states.update(.disconnected(.requested))
-        states.finish()
-    }
+    /// every connection of this transport is gone. A later `subscribe` starts afresh. (Dropped without it, the
+    /// transport ends the same way without waiting: no connection outlives its last reference.)
+    public func disconnect() async { await engine.disconnect() }
 
     /// A new stream of connection states, starting with the current one.
-    public func connectionStates() -> AsyncStream<ConnectionState> { states.makeStream() }
+    public func connectionStates() async -> AsyncStream<ConnectionState> { engine.states.makeStream() }
 
     /// Probes every open connection at once (a WebSocket ping with ``LivenessSettings/probeTimeout``) and replaces
     /// one that does not answer; while waiting to reconnect, reconnects now. Call it when the app returns to the
     /// foreground. Without a connection it does nothing.
-    public func verifyConnection() async {
-        run?.state.requests.yield(.verifyConnection)
-    }
+    public func verifyConnection() async { engine.verifyConnection() }
 
     /// The subscriptions currently held (live or waiting), for diagnostics.
-    public var subscriptionCount: Int { run?.state.values.withLock { $0.subscriptions.count } ?? 0 }
+    public var subscriptionCount: Int {
+        get async { engine.session?.values.withLock { $0.subscriptions.count } ?? 0 }
+    }
 
     // MARK: The engine
 
-    /// The current state and supervisor, started on first use (and again after a stop or a disconnect).
+    /// The current state, started on first use (and again after a stop or a disconnect).
     private func running() -> AppSyncState {
-        if let run, !run.task.isCancelled, !run.state.stopped { return run.state }
-        let (requests, continuation) = AsyncStream<SupervisorRequest>.makeStream(bufferingPolicy: .unbounded)
-        let state = AppSyncState(
-            auth: auth, endpoint: configuration.endpoint, wallClock: wallClock, margin: configuration.link.gapSafetyMargin,
-            rotationTimeout: configuration.rotationTimeout, states: states, requests: continuation, logger: logger)
-        let links = AppSyncLinks(state: state, configuration: configuration, wallClock: wallClock, logger: logger)
-        // The transport's one task: the supervisor scope, which owns every link. Cancelled and awaited by disconnect().
-        var rotateAfter: Duration?
-        if let maxDuration = configuration.maxConnectionDuration {
-            let lead = maxDuration - configuration.rotationLead
-            rotateAfter = lead > .zero ? lead : maxDuration / 2
+        engine.running { requests in
+            let state = AppSyncState(
+                auth: auth, endpoint: configuration.endpoint, wallClock: wallClock, margin: configuration.link.gapSafetyMargin,
+                rotationTimeout: configuration.rotationTimeout, states: engine.states, requests: requests, logger: logger)
+            return (state, AppSyncLinks(state: state, configuration: configuration, wallClock: wallClock, logger: logger))
         }
-        let task = clock.startLinkSupervisor(
-            policy: configuration.link.reconnectPolicy, auth: auth, connector: connector, wallClock: wallClock, states: states,
-            logger: logger, ackTimeout: configuration.link.ackTimeout, rotateAfter: rotateAfter, liveness: configuration.link.liveness,
-            pathMonitor: pathMonitor, transport: links, requests: requests)
-        run = (state, task)
-        return state
     }
 
     /// Sends a `publish` on the primary link (connecting first if needed) and waits for the reply.

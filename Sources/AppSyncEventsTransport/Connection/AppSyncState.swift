@@ -4,10 +4,10 @@ import Logging
 import SubscriberCore
 
 /// Everything an ``AppSyncEventsTransport`` knows about its subscriptions, links, rotation and publishes, behind one
-/// lock: the transport's actor and its links' reader tasks reach it synchronously, so an event goes from the socket to
+/// lock: the transport and its links' reader tasks reach it synchronously, so an event goes from the socket to
 /// the consumer's stream without an actor hop. Every method decides under the lock and acts (yields, wakes, closes)
 /// after releasing it.
-final class AppSyncState: Sendable {
+final class AppSyncState: TransportSession {
     struct Values {
         var subscriptions: [String: AppSyncSubscription] = [:]
         /// The id of the last `data` frame routed (only a key: every lookup still goes through `subscriptions`).

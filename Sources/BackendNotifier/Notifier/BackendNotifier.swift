@@ -44,7 +44,7 @@ public actor BackendNotifier {
     let metrics: NotifierMetrics
     /// The active transport's name, readable from the delivery path without hopping onto the actor.
     let activeName: Locked<String>
-    let states = NotifierStateBroadcaster()
+    let states = StateBroadcaster<NotifierConnectionState>(.offline, keepingNewest: 16)
     /// Every background task of the notifier (upstream pumps, the state follower, timers, disconnects) runs in this
     /// scope; releasing the notifier cancels them all.
     let scope = TaskScope()

@@ -12,6 +12,10 @@ public struct NotifierConfiguration: Sendable {
     /// How long the notifier may be without a live connection (connecting, reconnecting or offline while signed in
     /// and in the foreground) before it reports ``NotifierConnectionEvent/networkError(_:)``. Default 60 s.
     public var networkErrorAfter: Duration = .seconds(60)
+    /// How long the old transport goes on delivering once every stream of a planned switch is live on the new one, so
+    /// events already on their way over the old link still arrive (those both deliver are delivered once). Default
+    /// 0.5 s.
+    public var switchSettle: Duration = .milliseconds(500)
     /// The AppSync namespace of the user-level channels. Default `vortex-app`.
     public var channelNamespace = "vortex-app"
     /// The GraphQL operation to run for an upstream instead of the default document (``LegacyGraphQLDocuments``), for

@@ -19,7 +19,7 @@ extension NotifierStateMachine {
             backgroundGrace = configuration.backgroundGrace
             switchTimeout = configuration.switchTimeout
             networkErrorAfter = configuration.networkErrorAfter
-            switchSettle = .milliseconds(500)
+            switchSettle = configuration.switchSettle
             overlapDeduplication = .seconds(EventRouter.lossMargin)
             gapSafetyMargin = EventRouter.lossMargin
         }

@@ -1,0 +1,102 @@
+import Logging
+
+/// The state of one run of a transport: its subscriptions and links, behind its own lock (`AppSyncState`,
+/// `GraphQLState`). The protocol's part; ``TransportEngine`` owns its life.
+package protocol TransportSession: AnyObject, Sendable {
+    /// Whether the transport stopped for good (signed out, session expired, the policy gave up): the next use starts a
+    /// new run.
+    var stopped: Bool { get }
+    /// Ends every subscription stream: normally (`nil`) or with `error`.
+    func endAll(error: RealtimeError?)
+}
+
+/// What both transports share around their protocol, written once: one run at a time (a ``TransportSession`` and the
+/// supervisor task that owns its links), started on first use and again after a stop or a disconnect; `disconnect()`,
+/// `verifyConnection()` and the connection-state broadcast; and the end of a transport dropped without a disconnect.
+/// A transport keeps only its protocol: the session (messages, subscribe, ack and error rules) and its
+/// ``SupervisedTransport``.
+///
+/// Its state is one lock; the transports built on it are plain `Sendable` classes, with no isolation of their own.
+package final class TransportEngine<Session: TransportSession>: Sendable {
+    private struct Run: Sendable {
+        let session: Session
+        let requests: AsyncStream<SupervisorRequest>.Continuation
+        let task: Task<Void, Never>
+    }
+
+    /// The transport's connection states.
+    package let states = ConnectionStateBroadcaster()
+    private let current = Locked<Run?>(nil)
+    private let startSupervisor: @Sendable (any SupervisedTransport, AsyncStream<SupervisorRequest>) -> Task<Void, Never>
+
+    /// Creates an engine whose runs are supervised per `settings`; `rotateAfter` (AppSync) asks for a successor link
+    /// that long after each acknowledgement.
+    package init(
+        clock: any Clock<Duration>, settings: LinkSettings, rotateAfter: Duration? = nil, auth: any AuthSession,
+        connector: any WebSocketConnector, pathMonitor: (any NetworkPathMonitor)?, wallClock: WallClock, logger: Logger
+    ) {
+        let states = states
+        func start<C: Clock>(on clock: C) -> @Sendable (any SupervisedTransport, AsyncStream<SupervisorRequest>) -> Task<Void, Never>
+        where C.Duration == Duration {
+            let runner = LinkRunner(
+                clock: clock, wallClock: wallClock, logger: logger, ackTimeout: settings.ackTimeout, rotateAfter: rotateAfter,
+                liveness: settings.liveness)
+            let supervisor = LinkSupervisor(
+                policy: settings.reconnectPolicy, auth: auth, connector: connector, runner: runner, states: states, logger: logger,
+                pathMonitor: pathMonitor)
+            return { transport, requests in Task { await supervisor.run(transport, requests: requests) } }
+        }
+        // The production clock gets code specialised for it: an existential clock opens to a type known only at run
+        // time, and the per-frame path would pay generic metadata lookups for it.
+        startSupervisor = (clock as? ContinuousClock).map { start(on: $0) } ?? start(on: clock)
+    }
+
+    /// The current session, or a new one when there is none or it stopped: `make` builds it from the run's request
+    /// stream (for the session to ask its supervisor for things) and the supervisor starts.
+    package func running(
+        _ make: (AsyncStream<SupervisorRequest>.Continuation) -> (Session, any SupervisedTransport)
+    ) -> Session {
+        current.withLock { run in
+            if let run, !run.task.isCancelled, !run.session.stopped { return run.session }
+            let (requests, continuation) = AsyncStream<SupervisorRequest>.makeStream(bufferingPolicy: .unbounded)
+            let (session, supervised) = make(continuation)
+            run = Run(session: session, requests: continuation, task: startSupervisor(supervised, requests))
+            return session
+        }
+    }
+
+    /// The current session, if a run is under way.
+    package var session: Session? { current.withLock { $0?.session } }
+
+    /// Ends every stream normally, closes every connection and stops reconnecting; returns once every link is gone. A
+    /// later use starts afresh.
+    package func disconnect() async {
+        let run = current.withLock { run in
+            defer { run = nil }
+            return run
+        }
+        if let run {
+            run.session.endAll(error: nil)
+            run.task.cancel()
+            await run.task.value
+        }
+        states.update(.disconnected(.requested))
+    }
+
+    /// Asks the supervisor to probe every open link now (and to reconnect at once if it waits to).
+    package func verifyConnection() {
+        current.withLock { $0 }?.requests.yield(.verifyConnection)
+    }
+
+    /// A transport dropped without `disconnect()` ends the same way, without waiting: its streams finish and its
+    /// supervisor is cancelled, so no connection outlives it; its state streams report `disconnected(requested)` and
+    /// finish.
+    deinit {
+        if let run = current.withLock({ $0 }) {
+            run.session.endAll(error: nil)
+            run.task.cancel()
+        }
+        states.update(.disconnected(.requested))
+        states.finish()
+    }
+}
