@@ -26,17 +26,9 @@ struct PreflightCommand: AsyncParsableCommand {
     @Option(help: "The GraphQL ws(s):// URL, or the AppSync HTTP URL ending in /event.")
     var endpoint: String
 
-    @Option(help: "A JWT for the user (GraphQL connection_init; AppSync Cognito/OIDC or Lambda).")
-    var token: String?
+    @OptionGroup var credentials: CredentialOptions
 
-    @Option(name: .customLong("api-key"), help: "An AppSync API key.")
-    var apiKey: String?
-
-    @Option(help: "The signed-in user's id.")
-    var user: String
-
-    @Option(help: "The user's organization id.")
-    var org: String
+    @OptionGroup var identity: IdentityOptions
 
     @Option(help: "A JSON configuration file (its graphQLOperations are the documents checked).")
     var config: String?
@@ -48,7 +40,8 @@ struct PreflightCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard (token == nil) != (apiKey == nil) else { throw ValidationError("--token: give exactly one of --token and --api-key") }
+        try credentials.requireExactlyOne(iam: false)
+        try identity.require(user: true, org: true)
         guard timeout > 0 else { throw ValidationError("--timeout: must be positive") }
     }
 
@@ -65,19 +58,13 @@ struct PreflightCommand: AsyncParsableCommand {
         base.transport = transport
         base.failover.enabled = false
         if transport == .appsync { base.appSyncEndpoint = endpoint } else { base.graphQLEndpoint = endpoint }
-        if let apiKey {
-            base.authMode = .apiKey
-            base.apiKey = apiKey
-        } else {
-            base.authMode = .session
-            base.apiKey = nil
-        }
+        credentials.apply(to: &base)
         do { try base.validate() } catch {
             throw CLIFailure.badArgument(config == nil ? "--endpoint" : "--config", "\(error)")
         }
-        let credentials: AuthCredentials = token.map(AuthCredentials.bearerToken) ?? .apiKey(apiKey ?? "")
         var preflight = RealtimePreflight(
-            configuration: base, auth: StaticAuthSession(credentials), userId: user, organizationId: org, logger: logger)
+            configuration: base, auth: StaticAuthSession(try credentials.credentials()), userId: identity.user ?? "",
+            organizationId: identity.org, logger: logger)
         preflight.timeout = .milliseconds(Int64(timeout * 1000))
         let report = await preflight.run(transport)
         StandardStreams.output(json ? JSONLine.encode(report) : Self.render(report))

@@ -17,7 +17,7 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(help: "The Event API's HTTP URL, ending in /event.")
     var endpoint: String
 
-    @OptionGroup var auth: AuthOptions
+    @OptionGroup var auth: CredentialOptions
 
     @Option(help: "The channel to publish to (no wildcard).")
     var channel: String
@@ -30,6 +30,8 @@ struct PublishCommand: AsyncParsableCommand {
 
     @Flag(help: "Log transport details to stderr.")
     var verbose = false
+
+    func validate() throws { try auth.requireExactlyOne() }
 
     func run() async throws {
         let logger = CLILogging.bootstrap(verbose: verbose)

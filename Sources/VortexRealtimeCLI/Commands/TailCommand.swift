@@ -32,7 +32,7 @@ struct TailCommand: AsyncParsableCommand {
     @Option(help: "AppSync: the HTTP URL ending in /event. GraphQL: the ws(s):// URL of the endpoint.")
     var endpoint: String
 
-    @OptionGroup var auth: AuthOptions
+    @OptionGroup var auth: CredentialOptions
 
     @Option(
         name: .customLong("channel"), help: "AppSync: a channel to subscribe to (repeatable); a final /* subscribes to everything below.")
@@ -64,6 +64,7 @@ struct TailCommand: AsyncParsableCommand {
     var verbose = false
 
     func validate() throws {
+        try auth.requireExactlyOne()
         switch transport {
         case .appsync:
             guard !channels.isEmpty else { throw ValidationError("--channel: give at least one channel") }

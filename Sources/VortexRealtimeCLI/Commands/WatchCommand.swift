@@ -30,17 +30,9 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: "The endpoint for --transport: AppSync HTTP URL ending in /event, or GraphQL ws(s):// URL.")
     var endpoint: String?
 
-    @Option(help: "A JWT for the user (AppSync Cognito/OIDC or Lambda, and GraphQL connection_init).")
-    var token: String?
+    @OptionGroup var credentials: CredentialOptions
 
-    @Option(name: .customLong("api-key"), help: "An AppSync API key (authMode apiKey).")
-    var apiKey: String?
-
-    @Option(help: "The signed-in user's id.")
-    var user: String
-
-    @Option(help: "The user's organization id.")
-    var org: String?
+    @OptionGroup var identity: IdentityOptions
 
     @Option(help: "merged (the legacy five streams) or nine (one stream per channel).")
     var api: API = .nine
@@ -55,7 +47,8 @@ struct WatchCommand: AsyncParsableCommand {
         } else if transport != nil || endpoint != nil {
             throw ValidationError("--config: give either --config or --transport/--endpoint, not both")
         }
-        guard token != nil || apiKey != nil else { throw ValidationError("--token: give --token (or --api-key for AppSync)") }
+        try credentials.requireExactlyOne(iam: false)
+        try identity.require(user: true)
     }
 
     func run() async throws {
@@ -65,18 +58,15 @@ struct WatchCommand: AsyncParsableCommand {
             base.transport = transport
             if transport == .appsync { base.appSyncEndpoint = endpoint } else { base.graphQLEndpoint = endpoint }
         }
-        if let apiKey {
-            base.authMode = .apiKey
-            base.apiKey = apiKey
-        }
+        if credentials.apiKey != nil { credentials.apply(to: &base) }
         let configuration: RealtimeConfiguration
         do { configuration = try RealtimeConfiguration.load(base: base, file: config) } catch {
             throw CLIFailure.badArgument(config == nil ? "--endpoint" : "--config", "\(error)")
         }
-        let credentials: AuthCredentials = token.map(AuthCredentials.bearerToken) ?? .apiKey(apiKey ?? "")
+        let auth = StaticAuthSession(try credentials.credentials())
         let termination = await SignalWatcher.arm()  // before any output a caller may answer with a signal
         let stack = try RealtimeStack(
-            configuration: configuration, auth: StaticAuthSession(credentials), userId: user, organizationId: org, logger: logger)
+            configuration: configuration, auth: auth, userId: identity.user, organizationId: identity.org, logger: logger)
         await stack.startFailover()
         try await Self.watch(stack.notifier, api: api, until: termination)
         await stack.shutdown()

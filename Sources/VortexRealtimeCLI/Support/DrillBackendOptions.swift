@@ -21,20 +21,10 @@ struct DrillBackendOptions: ParsableArguments {
     @Option(help: "A JSON configuration file: endpoints, graphQLOperations, graphQLConnectionPayload (VORTEX_REALTIME_* override it).")
     var config: String?
 
-    @Option(name: .customLong("api-key"), help: "An AppSync API key (GraphQL gets it as ${apiKey} in connection_init).")
-    var apiKey: String?
+    @OptionGroup var credentials: CredentialOptions
 
-    @Option(help: "A JWT (Cognito user pool, OIDC) or Lambda-authorizer token for --user.")
-    var token: String?
-
-    @Flag(help: "IAM: sign with AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, optional AWS_SESSION_TOKEN, and AWS_REGION.")
-    var iam = false
-
-    @Option(help: "The signed-in user's id (embedded default: u-1 of the sample directory).")
-    var user: String?
-
-    @Option(help: "The user's organization id (embedded: read from the directory when not given).")
-    var org: String?
+    /// Embedded backend: `--user` defaults to u-1 of the sample directory, `--org` to the user's in the directory.
+    @OptionGroup var identity: IdentityOptions
 
     @Option(name: .customLong("device-group"), help: "A device group the user may see (device and archive events need one).")
     var deviceGroup: String?
@@ -57,8 +47,6 @@ struct DrillBackendOptions: ParsableArguments {
         return .embedded
     }
 
-    var credentialCount: Int { [apiKey != nil, token != nil, iam].filter { $0 }.count }
-
     func validate() throws {
         if let backend, backend != "embedded" {
             guard let url = URL(string: backend), url.scheme == "http" || url.scheme == "https", url.host != nil else {
@@ -70,20 +58,19 @@ struct DrillBackendOptions: ParsableArguments {
             if appSyncEndpoint != nil || graphQLEndpoint != nil || config != nil {
                 throw ValidationError("--backend: embedded takes no --appsync-endpoint, --graphql-endpoint or --config")
             }
-            guard credentialCount == 0 else { throw ValidationError("--token: the embedded backend mints its own token for --user") }
+            guard credentials.count == 0 else { throw ValidationError("--token: the embedded backend mints its own token for --user") }
         case .remote:
-            guard token != nil, apiKey == nil, !iam else {
+            guard credentials.token != nil, credentials.apiKey == nil, !credentials.iam else {
                 throw ValidationError("--token: required with a remote --backend (a JWT for --user)")
             }
-            guard user != nil else { throw ValidationError("--user: required with a remote --backend") }
+            guard identity.user != nil else { throw ValidationError("--user: required with a remote --backend") }
             if directory != nil { throw ValidationError("--directory: only for the embedded backend") }
         case .endpoints:
-            guard credentialCount == 1 else { throw ValidationError("--token: choose exactly one of --api-key, --token, --iam") }
-            guard user != nil else { throw ValidationError("--user: required with real endpoints") }
+            try credentials.requireExactlyOne()
+            guard identity.user != nil else { throw ValidationError("--user: required with real endpoints") }
             if directory != nil { throw ValidationError("--directory: only for the embedded backend") }
         }
-        if apiKey?.isEmpty == true { throw ValidationError("--api-key: empty") }
-        if token?.isEmpty == true { throw ValidationError("--token: empty") }
+        try credentials.requireNotEmpty()
     }
 
     /// A running backend and the target on it; ``shutdown()`` stops what was started.
@@ -106,14 +93,14 @@ struct DrillBackendOptions: ParsableArguments {
                 http: appSyncEndpoint ?? base + "/event", realtime: wsBase + "/event/realtime",
                 graphql: graphQLEndpoint ?? wsBase + "/graphql",
                 admin: adminEndpoint ?? base + "/vortex")
-            let remote = RemoteDrillBackend(endpoints: endpoints, token: token ?? "")
+            let remote = RemoteDrillBackend(endpoints: endpoints, token: credentials.token ?? "")
             var configuration = try loadConfiguration(base: RealtimeConfiguration())
             configuration.appSyncEndpoint = endpoints.http
             configuration.graphQLEndpoint = endpoints.graphql
             try check(configuration)
             let target = DrillTarget(
-                configuration: configuration, auth: StaticAuthSession(.bearerToken(token ?? "")),
-                identity: DrillIdentity(user: user ?? "", organization: org, deviceGroup: deviceGroup))
+                configuration: configuration, auth: StaticAuthSession(.bearerToken(credentials.token ?? "")),
+                identity: DrillIdentity(user: identity.user ?? "", organization: identity.org, deviceGroup: deviceGroup))
             return Resolved(target: target, backend: remote)
         case .endpoints:
             var configuration = try loadConfiguration(base: RealtimeConfiguration())
@@ -125,14 +112,8 @@ struct DrillBackendOptions: ParsableArguments {
             guard configuration.graphQLEndpoint != nil else {
                 throw CLIFailure.badArgument("--graphql-endpoint", "required (or graphQLEndpoint in --config)")
             }
-            let credentials = try AuthOptions.credentials(apiKey: apiKey, token: token)
-            if let apiKey {
-                configuration.authMode = .apiKey
-                configuration.apiKey = apiKey
-            } else {
-                configuration.authMode = .session
-                configuration.apiKey = nil
-            }
+            let auth = StaticAuthSession(try credentials.credentials())
+            credentials.apply(to: &configuration)
             try check(configuration)
             var backend: (any DrillBackend)?
             if let adminEndpoint {
@@ -140,11 +121,11 @@ struct DrillBackendOptions: ParsableArguments {
                     endpoints: LocalBackendEndpoints(
                         http: configuration.appSyncEndpoint ?? "", realtime: "", graphql: configuration.graphQLEndpoint ?? "",
                         admin: adminEndpoint),
-                    token: token ?? "")
+                    token: credentials.token ?? "")
             }
             let target = DrillTarget(
-                configuration: configuration, auth: StaticAuthSession(credentials),
-                identity: DrillIdentity(user: user ?? "", organization: org, deviceGroup: deviceGroup))
+                configuration: configuration, auth: auth,
+                identity: DrillIdentity(user: identity.user ?? "", organization: identity.org, deviceGroup: deviceGroup))
             return Resolved(target: target, backend: backend)
         }
     }
@@ -154,12 +135,12 @@ struct DrillBackendOptions: ParsableArguments {
         if let path = self.directory {
             do { directory = try UserDirectory.load(from: path) } catch { throw CLIFailure.badArgument("--directory", "\(error)") }
         }
-        let userID = user ?? (self.directory == nil ? DrillIdentity.sample.user : directory.users.first?.id ?? "")
+        let userID = identity.user ?? (self.directory == nil ? DrillIdentity.sample.user : directory.users.first?.id ?? "")
         guard let member = directory.user(id: userID) else {
             throw CLIFailure.badArgument("--user", "\(userID) is not in the embedded backend's directory (give --directory FILE)")
         }
         let identity = DrillIdentity(
-            user: member.id, organization: org ?? member.organizationId, deviceGroup: deviceGroup ?? member.deviceGroups.first)
+            user: member.id, organization: identity.org ?? member.organizationId, deviceGroup: deviceGroup ?? member.deviceGroups.first)
         let embedded: EmbeddedDrillBackend
         do { embedded = try await EmbeddedDrillBackend.start(directory: directory, admin: false) } catch {
             throw CLIFailure.runtime("cannot start the local backend: \(error)")
