@@ -12,6 +12,8 @@ public final class EventBus: Sendable {
     /// The users, organizations, roles and device groups used for permission filtering.
     public let directory: UserDirectory
     let hub: ChannelHub
+    /// The current state per entity the published events leave (`GET /vortex/state`).
+    let ledger = EntityStateLedger()
     private let logger: Logger
     private let observers = Locked(Observers())
 
@@ -73,6 +75,7 @@ public final class EventBus: Sendable {
             logger.warning("domain event refused", metadata: ["reason": "\(error)"])
             return FanOutSummary(eventType: event.kind.eventType, deliveredTo: [], channels: [], frames: 0, event: json)
         }
+        ledger.record(event, json: json)
         for observer in observers.withLock({ Array($0.continuations.values) }) where protocols.contains(.graphQL) || !observer.graphQLOnly {
             observer.continuation.yield(event)
         }
@@ -88,6 +91,12 @@ public final class EventBus: Sendable {
             "domain event fanned out",
             metadata: ["eventType": "\(event.kind.eventType)", "users": "\(users.count)", "frames": "\(frames)"])
         return FanOutSummary(eventType: event.kind.eventType, deliveredTo: users, channels: channels, frames: frames, event: json)
+    }
+
+    /// The state `userId` of `organizationId` may see, as the events published so far leave it (see
+    /// ``EntityStateLedger``): one JSON object, what `GET /vortex/state` answers.
+    public func state(organizationId: String, userId: String) -> String {
+        ledger.state(organizationId: organizationId, userId: userId, directory: directory)
     }
 
     /// Publishes raw events to one AppSync channel as a trusted backend (no authorization, no validation beyond the

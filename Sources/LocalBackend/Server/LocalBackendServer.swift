@@ -82,6 +82,7 @@ public actor LocalBackendServer {
         let router = Router(context: BasicRequestContext.self)
         AppSyncHTTPPublishRoute.register(on: router, services: services)
         if configuration.admin { AdminRoutes.register(on: router, services: services) }
+        StateRoute.register(on: router, services: services, admin: configuration.admin)
         var webSocketRoutes = WebSocketRouteTable()
         webSocketRoutes.register(AppSyncRealtimeRoute.path) { request, channel, _ in
             await AppSyncRealtimeRoute.decide(request: request, channel: channel, services: services)
