@@ -17,16 +17,13 @@ import SubscriberCore
 /// locks, so it is a `Sendable` class with no isolation of its own.
 public final class GraphQLTransport: RealtimeTransport {
     /// `"graphql"`.
-    public nonisolated let name = "graphql"
+    public let name = "graphql"
     /// GraphQL operations.
-    public nonisolated let dialect = TransportDialect.graphQL
+    public let dialect = TransportDialect.graphQL
     /// The WebSocket subprotocol.
     public static let subprotocol = "graphql-transport-ws"
 
     let configuration: GraphQLTransportConfiguration
-    let auth: any AuthSession
-    let connector: any WebSocketConnector
-    let clock: any Clock<Duration>
     let wallClock: WallClock
     let logger: Logger
     let makeID: @Sendable () -> String
@@ -50,9 +47,6 @@ public final class GraphQLTransport: RealtimeTransport {
         makeID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
     ) {
         self.configuration = configuration
-        self.auth = auth
-        self.connector = connector
-        self.clock = clock
         self.wallClock = wallClock
         self.logger = logger
         self.makeID = makeID

@@ -20,13 +20,12 @@ import SubscriberCore
 /// transport's state is the engine's and the session's locks: a `Sendable` class with no isolation of its own.
 public final class AppSyncEventsTransport: RealtimeTransport {
     /// `"appsync"`.
-    public nonisolated let name = "appsync"
+    public let name = "appsync"
     /// AppSync Events channels.
-    public nonisolated let dialect = TransportDialect.appSyncChannels
+    public let dialect = TransportDialect.appSyncChannels
 
     let configuration: AppSyncEventsConfiguration
     let auth: any AuthSession
-    let connector: any WebSocketConnector
     let clock: any Clock<Duration>
     let wallClock: WallClock
     let logger: Logger
@@ -63,7 +62,6 @@ public final class AppSyncEventsTransport: RealtimeTransport {
     ) {
         self.configuration = configuration
         self.auth = auth
-        self.connector = connector
         self.clock = clock
         self.wallClock = wallClock
         self.logger = logger
