@@ -21,7 +21,10 @@ import FoundationNetworking
 ///
 /// Subprotocols are offered the way URLSession expects, through `webSocketTask(with:protocols:)` (a hand-set
 /// `Sec-WebSocket-Protocol` header would make `urlSession(_:webSocketTask:didOpenWithProtocol:)` report `nil`); the
-/// request's headers go in the session configuration's `httpAdditionalHeaders` (the session is the connection's own).
+/// request's headers go in the session configuration's `httpAdditionalHeaders` (the session is the connection's own;
+/// `URLSessionWebSocketTask` has no initializer that takes both a request and protocols). Apple reserves a few headers
+/// there (`Authorization`, `Connection`, `Host`, …) and may override them: neither transport sends upgrade headers
+/// (AppSync's authorization rides in the `header-` subprotocol, GraphQL's in `connection_init`).
 /// The server's choice is checked against ``WebSocketRequest/requiredSubprotocol`` before the scope runs and reported
 /// as ``WebSocketConnection/negotiatedSubprotocol``. An upgrade refused with HTTP 401 or 403 surfaces as
 /// ``WebSocketSeamError/upgradeRejected(_:)`` starting `"HTTP 401"`/`"HTTP 403"`, so
