@@ -1,7 +1,8 @@
 import Foundation
-import LocalBackend
 import SubscriberCore
 import Testing
+
+@testable import LocalBackend
 
 /// `GET /vortex/state` (issue 28 item 4): the current state per entity an identity may see, newest first per entity,
 /// and who may ask for it.
@@ -85,6 +86,14 @@ struct StateRouteTests {
             #expect(try await Self.state(backend, orgId: "o-1", userId: "u-1").status == 401)
             #expect(try await Self.state(backend, orgId: "o-1", userId: "u-1", authorization: "not-a-token").status == 401)
         }
+    }
+
+    @Test("timestamps compare as instants, with or without fractional seconds")
+    func timestamps() throws {
+        let whole = try #require(EntityStateLedger.instant("2026-11-26T10:00:01Z"))
+        let fraction = try #require(EntityStateLedger.instant("2026-11-26T10:00:00.999Z"))
+        #expect(fraction < whole)
+        #expect(EntityStateLedger.instant("yesterday") == nil)
     }
 
     @Test("orgId and userId are required")

@@ -82,11 +82,11 @@ final class EntityStateLedger: Sendable {
         JSONString.object(kinds.sorted { $0.key.rawValue < $1.key.rawValue }.map { (key: $0.key.rawValue, json: $0.value.json) })
     }
 
-    /// An ISO 8601 timestamp, with or without fractional seconds.
+    /// An ISO 8601 timestamp, with or without fractional seconds (parse strategies are values: none is made per event).
     static func instant(_ text: String) -> Date? {
-        let withFraction = ISO8601DateFormatter()
-        withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = withFraction.date(from: text) { return date }
-        return ISO8601DateFormatter().date(from: text)
+        (try? withFraction.parse(text)) ?? (try? withoutFraction.parse(text))
     }
+
+    private static let withFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    private static let withoutFraction = Date.ISO8601FormatStyle()
 }
