@@ -54,6 +54,18 @@ struct ApplePathCancellationTests {
             connector: server.connector(), networkPathMonitor: nil)
     }
 
+    /// A stack of `kind` on a silent server, observing roles, with its one subscription sent and its reader waiting.
+    private static func subscribedStack(
+        _ kind: RealtimeConfiguration.TransportKind
+    ) async throws -> (MockWebSocketTaskServer, RealtimeStack, AsyncStream<RoleChangeOutput>, MockWebSocketTask) {
+        let server = MockWebSocketTaskServer.silentAfterSubscribing()
+        let stack = try stack(kind, on: server)
+        let roles = await stack.notifier.roleValues()
+        let task = try await server.nextTask()
+        try await subscribed(task)
+        return (server, stack, roles, task)
+    }
+
     @Test("a transport's disconnect() returns and ends its task", arguments: kinds)
     func transportDisconnect(kind: RealtimeConfiguration.TransportKind) async throws {
         let server = MockWebSocketTaskServer.silentAfterSubscribing()
@@ -78,11 +90,7 @@ struct ApplePathCancellationTests {
 
     @Test("shutdown() returns and ends the task", arguments: kinds)
     func stackShutdown(kind: RealtimeConfiguration.TransportKind) async throws {
-        let server = MockWebSocketTaskServer.silentAfterSubscribing()
-        let stack = try Self.stack(kind, on: server)
-        let roles = await stack.notifier.roleValues()
-        let task = try await server.nextTask()
-        try await Self.subscribed(task)
+        let (_, stack, roles, task) = try await Self.subscribedStack(kind)
 
         try await withTestTimeout(Self.hang, "shutdown() to return") { await stack.shutdown() }
         #expect(task.isReleased)
@@ -91,11 +99,7 @@ struct ApplePathCancellationTests {
 
     @Test("sign-out (update(userId: nil, …)) returns and ends the task", arguments: kinds)
     func signOut(kind: RealtimeConfiguration.TransportKind) async throws {
-        let server = MockWebSocketTaskServer.silentAfterSubscribing()
-        let stack = try Self.stack(kind, on: server)
-        let roles = await stack.notifier.roleValues()
-        let task = try await server.nextTask()
-        try await Self.subscribed(task)
+        let (_, stack, roles, task) = try await Self.subscribedStack(kind)
 
         try await withTestTimeout(Self.hang, "update(userId: nil) to return") {
             await stack.notifier.update(userId: nil, organizationId: nil)
@@ -108,11 +112,7 @@ struct ApplePathCancellationTests {
     @Test("a planned switch returns, and the old link's task is ended", arguments: kinds)
     func plannedSwitch(from kind: RealtimeConfiguration.TransportKind) async throws {
         let target: RealtimeConfiguration.TransportKind = kind == .appsync ? .graphql : .appsync
-        let server = MockWebSocketTaskServer.silentAfterSubscribing()
-        let stack = try Self.stack(kind, on: server)
-        let roles = await stack.notifier.roleValues()
-        let old = try await server.nextTask()
-        try await Self.subscribed(old)
+        let (server, stack, roles, old) = try await Self.subscribedStack(kind)
 
         try await withTestTimeout(Self.hang, "the switch to return") { try await stack.switchTransport(to: target) }
         #expect(await stack.activeKind == target)
