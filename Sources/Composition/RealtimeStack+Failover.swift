@@ -35,20 +35,17 @@ extension RealtimeStack {
     /// Returns why `transport` is unhealthy, or `nil` when cancelled.
     private func waitUntilUnhealthy(_ transport: any RealtimeTransport) async -> String? {
         let settings = configuration.failover
-        let clock = self.clock
         let wallClock = self.wallClock
-        let scope = self.scope
+        let deadline = Deadline(scope: scope, clock: clock)
         let states = await transport.connectionStates()
         let (verdicts, verdict) = AsyncStream<String>.makeStream()
         return await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                var timer: ScopedTask?
                 var reconnects: [Date] = []
                 for await state in states {
                     switch state {
                     case .connected, .idle:
-                        timer?.cancel()
-                        timer = nil
+                        deadline.disarm()
                     case .connecting, .reconnecting:
                         if case .reconnecting = state {
                             let now = wallClock.now()
@@ -57,17 +54,14 @@ extension RealtimeStack {
                                 verdict.yield("\(reconnects.count) reconnects within \(Int(settings.failureWindowSeconds)) s")
                             }
                         }
-                        if timer == nil {
-                            timer = scope.spawn {
-                                do { try await clock.sleep(for: .seconds(settings.unhealthyAfterSeconds), tolerance: nil) } catch { return }
-                                verdict.yield("not connected for \(Int(settings.unhealthyAfterSeconds)) s")
-                            }
+                        deadline.arm(after: .seconds(settings.unhealthyAfterSeconds)) {
+                            verdict.yield("not connected for \(Int(settings.unhealthyAfterSeconds)) s")
                         }
                     case .disconnected(let reason):
                         if case .failed = reason { verdict.yield("transport gave up: \(reason)") }
                     }
                 }
-                timer?.cancel()
+                deadline.disarm()
             }
             var iterator = verdicts.makeAsyncIterator()
             let problem = await iterator.next()
@@ -80,8 +74,7 @@ extension RealtimeStack {
     /// Returns `false` when cancelled.
     private func waitUntilHealthy(_ kind: RealtimeConfiguration.TransportKind) async -> Bool {
         let settings = configuration.failover
-        let clock = self.clock
-        let scope = self.scope
+        let deadline = Deadline(scope: scope, clock: clock)
         guard let probe = try? factory.make(kind), let request = await notifier.healthProbeRequest(for: probe.dialect) else { return false }
         let states = await probe.connectionStates()
         let probeStream = await probe.subscribe(request)
@@ -92,21 +85,14 @@ extension RealtimeStack {
                 do { for try await _ in probeStream {} } catch {}
             }
             group.addTask {
-                var timer: ScopedTask?
                 for await state in states {
                     if state == .connected {
-                        if timer == nil {
-                            timer = scope.spawn {
-                                do { try await clock.sleep(for: .seconds(settings.failbackAfterSeconds), tolerance: nil) } catch { return }
-                                verdict.yield(true)
-                            }
-                        }
+                        deadline.arm(after: .seconds(settings.failbackAfterSeconds)) { verdict.yield(true) }
                     } else {
-                        timer?.cancel()
-                        timer = nil
+                        deadline.disarm()
                     }
                 }
-                timer?.cancel()
+                deadline.disarm()
             }
             var iterator = verdicts.makeAsyncIterator()
             let healthy = await iterator.next() ?? false
@@ -115,5 +101,43 @@ extension RealtimeStack {
         }
         await probe.disconnect()
         return healthy
+    }
+}
+
+/// One failover deadline on the stack's scope. Disarming voids it even when its sleep has already ended: a scoped
+/// task's cancellation arrives shortly after `cancel()`, so a generation decides whether the action still runs.
+private final class Deadline: Sendable {
+    private struct State {
+        var generation = 0
+        var task: ScopedTask?
+    }
+
+    private let state = Locked(State())
+    private let scope: TaskScope
+    private let clock: any Clock<Duration>
+
+    init(scope: TaskScope, clock: any Clock<Duration>) {
+        self.scope = scope
+        self.clock = clock
+    }
+
+    /// Runs `action` after `duration` unless disarmed first; does nothing while armed (or fired and not disarmed).
+    func arm(after duration: Duration, _ action: @escaping @Sendable () -> Void) {
+        state.withLock { state in
+            guard state.task == nil else { return }
+            let generation = state.generation
+            state.task = scope.spawn { [self] in
+                do { try await clock.sleep(for: duration, tolerance: nil) } catch { return }
+                self.state.withLock { if $0.generation == generation { action() } }
+            }
+        }
+    }
+
+    func disarm() {
+        state.withLock { state in
+            state.generation += 1
+            state.task?.cancel()
+            state.task = nil
+        }
     }
 }

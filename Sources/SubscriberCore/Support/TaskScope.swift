@@ -1,12 +1,10 @@
-import SubscriberCore
-
 /// A long-lived owner's background work (the notifier's upstream pumps, timers and disconnects, the stack's failover
 /// watch) as one structured scope: every piece of work is a child task of one task group, and closing the scope (or
 /// releasing it) cancels them all. Each piece can still be cancelled on its own through its ``ScopedTask``.
 ///
-/// The owner keeps one root task (the group's), instead of one unstructured task per piece of work that nobody owns
-/// once its handle is dropped. It lives here, not in SubscriberCore, because only the notifier and Composition (which
-/// sees `package` symbols of this module) use it.
+/// The owner keeps one root task (the group's), owned and cancelled the way a service's `run()` is: it lives exactly as
+/// long as its owner (``close()`` or `deinit` cancels it), instead of one unstructured task per piece of work that
+/// nobody owns once its handle is dropped. The notifier and Composition's stack own one each.
 package final class TaskScope: Sendable {
     private struct Job: Sendable {
         let work: @Sendable () async -> Void

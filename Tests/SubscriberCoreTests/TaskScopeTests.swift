@@ -1,28 +1,35 @@
 import RealtimeTesting
-import SubscriberCore
 import Testing
 
-@testable import BackendNotifier
+@testable import SubscriberCore
 
 @Suite("TaskScope")
 struct TaskScopeTests {
-    @Test("cancelling a scoped task runs its cancellation handlers before cancel() returns, as Task.cancel() does")
-    func cancelIsImmediate() async throws {
+    @Test("cancelling a scoped task cancels its work (as Swift cancellation) and leaves the scope's other work running")
+    func cancelReachesTheWork() async throws {
         let scope = TaskScope()
         let started = OneShotSignal<Void>()
-        let handled = Locked(false)
+        let handled = OneShotSignal<Void>()
+        let other = OneShotSignal<Void>()
         let task = scope.spawn {
             await withTaskCancellationHandler {
                 started.fire()
                 _ = await OneShotSignal<Void>().wait()  // until cancelled
             } onCancel: {
-                handled.withLock { $0 = true }
+                handled.fire()
             }
+        }
+        let bystander = scope.spawn {
+            _ = await OneShotSignal<Void>().wait()
+            other.fire()
         }
         try await withTestTimeout(5, "the work to start") { _ = await started.wait() }
         task.cancel()
-        #expect(handled.withLock { $0 })
+        #expect(task.isCancelled)
+        try await withTestTimeout(5, "the cancellation to reach the work") { _ = await handled.wait() }
+        #expect(!other.isFired && !bystander.isCancelled)
         scope.close()
+        try await withTestTimeout(5, "closing to cancel the rest") { _ = await other.wait() }
     }
 
     @Test("closing the scope cancels the work that runs, and work spawned afterwards is dropped at once, never run")
@@ -37,11 +44,11 @@ struct TaskScopeTests {
         scope.close()
         try await withTestTimeout(5, "the running work to be cancelled") { _ = await ended.wait() }
         var token: Token? = Token()
-        let captured = WeakReference(token!)
+        weak let captured = token
         let late = scope.spawn { [token] in _ = token }
         token = nil
         // The work (and what it captured) is gone as spawn returns: nothing is left that could run it later.
-        #expect(captured.isReleased)
+        #expect(captured == nil)
         #expect(late.isCancelled)
     }
 }
