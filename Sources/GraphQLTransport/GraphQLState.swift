@@ -19,7 +19,7 @@ final class GraphQLState: TransportSession {
     static let idleToken = -1
 
     let values = Locked(Values())
-    private let stopFlag = Locked(false)
+    let stopFlag = Locked(false)
     let configuration: GraphQLTransportConfiguration
     let wallClock: WallClock
     let margin: TimeInterval
@@ -39,33 +39,7 @@ final class GraphQLState: TransportSession {
         self.logger = logger
     }
 
-    private enum Effect {
-        case yield(SubscriptionSink, SubscriptionEvent)
-        case finish(SubscriptionSink, (any Error)?)
-        case wake(LinkControl)
-        case close(LinkControl)
-        case schedule(LinkControl, Duration, Int)
-        case request(SupervisorRequest)
-    }
-
-    private func update<R>(_ body: (inout Values, inout [Effect]) -> R) -> R {
-        var effects: [Effect] = []
-        let result = values.withLock { body(&$0, &effects) }
-        for effect in effects {
-            switch effect {
-            case .yield(let sink, let event): sink.yield(event)
-            case .finish(let sink, let error): sink.finish(throwing: error)
-            case .wake(let control): control.wake()
-            case .close(let control): control.close(.requested, reason: "idle")
-            case .schedule(let control, let delay, let token): control.schedule(after: delay, token: token)
-            case .request(let request): requests.yield(request)
-            }
-        }
-        return result
-    }
-
     var wantsConnection: Bool { values.withLock { !$0.subscriptions.isEmpty } }
-    var stopped: Bool { stopFlag.withLock { $0 } }
 
     // MARK: Subscriptions
 
@@ -89,12 +63,12 @@ final class GraphQLState: TransportSession {
         }
     }
 
-    private func scheduleIdleClose(_ values: inout Values, _ effects: inout [Effect]) {
+    private func scheduleIdleClose(_ values: inout Values, _ effects: inout [SessionEffect]) {
         guard values.subscriptions.isEmpty, let control = values.control else { return }
         if configuration.idleCloseDelay > .zero {
             effects.append(.schedule(control, configuration.idleCloseDelay, Self.idleToken))
         } else {
-            effects.append(.close(control))
+            effects.append(.close(control, .requested, "idle"))
         }
     }
 
@@ -103,11 +77,6 @@ final class GraphQLState: TransportSession {
             for record in values.subscriptions.values { effects.append(.finish(record.sink, error)) }
             values.subscriptions = [:]
         }
-    }
-
-    func stop(error: RealtimeError) {
-        stopFlag.withLock { $0 = true }
-        endAll(error: error)
     }
 
     // MARK: The link
@@ -171,15 +140,8 @@ final class GraphQLState: TransportSession {
     /// The subscription is live on `link`: report `live` the first time, `resumed(gap:)` after an interruption.
     func confirm(_ id: String, on link: Int) {
         update { values, effects in
-            guard var record = values.subscriptions[id], record.sentOn == link, !record.isLive else { return }
-            record.isLive = true
-            if let start = record.interruptedAt {
-                record.interruptedAt = nil
-                effects.append(.yield(record.sink, .resumed(gap: GapWindow(start: start, end: wallClock.now()))))
-            } else if !record.everLive {
-                effects.append(.yield(record.sink, .live))
-            }
-            record.everLive = true
+            guard var record = values.subscriptions[id], record.sentOn == link else { return }
+            if let event = record.confirm(now: wallClock.now()) { effects.append(event) }
             values.subscriptions[id] = record
         }
     }
@@ -188,7 +150,7 @@ final class GraphQLState: TransportSession {
         if token == Self.idleToken {
             update { values, effects in
                 guard values.subscriptions.isEmpty, values.linkID == link, let control = values.control else { return }
-                effects.append(.close(control))
+                effects.append(.close(control, .requested, "idle"))
             }
             return
         }
@@ -220,11 +182,8 @@ final class GraphQLState: TransportSession {
             }
             let lostAt = report.lastReceived.map { $0.addingTimeInterval(-margin) } ?? wallClock.now()
             for key in values.subscriptions.keys {
-                guard var record = values.subscriptions[key] else { continue }
-                if record.everLive { record.interruptedAt = min(record.interruptedAt ?? lostAt, lostAt) }
-                record.sentOn = nil
-                record.isLive = false
-                values.subscriptions[key] = record
+                values.subscriptions[key]?.interrupt(at: lostAt)
+                values.subscriptions[key]?.sentOn = nil
             }
             return .lost(reconnectEnding(report, hasSubscriptions: !values.subscriptions.isEmpty))
         }

@@ -2,7 +2,7 @@ import Foundation
 import SubscriberCore
 
 /// The transport's record of one subscription (inside ``GraphQLState``).
-struct GraphQLSubscriptionRecord {
+struct GraphQLSubscriptionRecord: SubscriptionRecord {
     let id: String
     let operation: GraphQLOperation
     let sequence: Int

@@ -15,7 +15,7 @@ import SubscriberCore
 /// taken for one. Vortex events carry a timestamp, so this does not happen in practice.
 extension AppSyncState {
     /// Step 3, once every subscription is live on the new link.
-    func rotationProgress(_ values: inout Values, _ effects: inout [AppSyncEffect]) {
+    func rotationProgress(_ values: inout Values, _ effects: inout [SessionEffect]) {
         guard let rotation = values.rotation, let new = rotation.to, rotation.awaitingUnsubscribe == nil else { return }
         let records = values.subscriptions.values
         guard records.allSatisfy({ $0.rotationTarget == new && $0.rotationLive }) else { return }
@@ -35,7 +35,7 @@ extension AppSyncState {
     }
 
     /// Step 4.
-    func finalizeRotation(_ values: inout Values, _ effects: inout [AppSyncEffect]) {
+    func finalizeRotation(_ values: inout Values, _ effects: inout [SessionEffect]) {
         guard let rotation = values.rotation, let new = rotation.to, let newControl = values.links[new]?.control else { return }
         values.rotation = nil
         cutOver(to: new, &values, &effects)
@@ -47,7 +47,7 @@ extension AppSyncState {
     }
 
     /// The old link died during a rotation: cut over at once if the new one is up. Returns whether it did.
-    func salvageRotation(_ values: inout Values, _ effects: inout [AppSyncEffect]) -> Bool {
+    func salvageRotation(_ values: inout Values, _ effects: inout [SessionEffect]) -> Bool {
         guard let rotation = values.rotation, let new = rotation.to, let control = values.links[new]?.control else { return false }
         values.rotation = nil
         cutOver(to: new, &values, &effects)
@@ -57,7 +57,7 @@ extension AppSyncState {
     }
 
     /// Gives up a rotation: the old link goes on; the new one, if any, is closed.
-    func abortRotation(_ values: inout Values, _ effects: inout [AppSyncEffect]) {
+    func abortRotation(_ values: inout Values, _ effects: inout [SessionEffect]) {
         guard let rotation = values.rotation else { return }
         values.rotation = nil
         for key in values.subscriptions.keys {
@@ -70,7 +70,7 @@ extension AppSyncState {
     }
 
     /// Moves delivery of every subscription to `new`, delivering what it buffered minus what the old link delivered.
-    private func cutOver(to new: Int, _ values: inout Values, _ effects: inout [AppSyncEffect]) {
+    private func cutOver(to new: Int, _ values: inout Values, _ effects: inout [SessionEffect]) {
         let now = wallClock.now()
         values.primary = new
         for id in values.subscriptions.values.sorted(by: { $0.sequence < $1.sequence }).map(\.id) {

@@ -163,7 +163,7 @@ extension AppSyncState {
         return (values.primary == id && record.deliveringOn == id) || (values.rotation?.to == id && record.rotationTarget == id)
     }
 
-    private func wakePrimary(if condition: Bool, _ values: inout Values, _ effects: inout [AppSyncEffect]) {
+    private func wakePrimary(if condition: Bool, _ values: inout Values, _ effects: inout [SessionEffect]) {
         guard condition, let primary = values.primary, let control = values.links[primary]?.control else { return }
         effects.append(.wake(control))
     }

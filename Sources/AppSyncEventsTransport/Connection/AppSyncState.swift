@@ -25,7 +25,7 @@ final class AppSyncState: TransportSession {
     static let rotationDeadlineToken = 2
 
     let values = Locked(Values())
-    private let stopFlag = Locked(false)
+    let stopFlag = Locked(false)
     /// Asked for credentials for every batch of subscribes and publishes a link sends.
     let auth: any AuthSession
     /// Whose HTTP host goes into every authorization object.
@@ -49,29 +49,6 @@ final class AppSyncState: TransportSession {
         self.states = states
         self.requests = requests
         self.logger = logger
-    }
-
-    /// Runs `body` under the lock, then performs the effects it collected.
-    func update<R>(_ body: (inout Values, inout [AppSyncEffect]) -> R) -> R {
-        var effects: [AppSyncEffect] = []
-        let result = values.withLock { body(&$0, &effects) }
-        perform(effects)
-        return result
-    }
-
-    func perform(_ effects: [AppSyncEffect]) {
-        for effect in effects {
-            switch effect {
-            case .yield(let sink, let event): sink.yield(event)
-            case .loss(let sink, let count, let reason): sink.reportLoss(count: count, reason: reason)
-            case .finish(let sink, let error): sink.finish(throwing: error)
-            case .wake(let control): control.wake()
-            case .close(let control, let end, let reason): control.close(end, reason: reason)
-            case .request(let request): requests.yield(request)
-            case .reply(let signal, let result): signal.fire(result)
-            case .schedule(let control, let delay, let token): control.schedule(after: delay, token: token)
-            }
-        }
     }
 
     var wantsConnection: Bool { values.withLock { !$0.subscriptions.isEmpty || !$0.publishes.isEmpty } }
@@ -121,16 +98,7 @@ final class AppSyncState: TransportSession {
         }
     }
 
-    /// Whether the transport stopped for good (signed out, session expired, the policy gave up).
-    var stopped: Bool { stopFlag.withLock { $0 } }
-
-    /// Stops for good: every stream ends with `error`; the next subscribe starts a new state.
-    func stop(error: RealtimeError) {
-        stopFlag.withLock { $0 = true }
-        endAll(error: error)
-    }
-
-    func closeIfIdle(_ values: inout Values, _ effects: inout [AppSyncEffect]) {
+    func closeIfIdle(_ values: inout Values, _ effects: inout [SessionEffect]) {
         guard values.subscriptions.isEmpty, values.publishes.isEmpty, values.rotation == nil else { return }
         for (_, link) in values.links {
             if let control = link.control { effects.append(.close(control, .requested, "idle")) }
@@ -223,10 +191,7 @@ final class AppSyncState: TransportSession {
             let lostAt = report.lastReceived.map { $0.addingTimeInterval(-margin) } ?? wallClock.now()
             for key in values.subscriptions.keys {
                 guard var subscription = values.subscriptions[key] else { continue }
-                if subscription.isLive || subscription.everLive {
-                    subscription.interruptedAt = min(subscription.interruptedAt ?? lostAt, lostAt)
-                }
-                subscription.isLive = false
+                subscription.interrupt(at: lostAt)
                 subscription.deliveringOn = nil
                 subscription.clearRotation()
                 subscription.overlapLog = []
@@ -246,7 +211,7 @@ final class AppSyncState: TransportSession {
         }
     }
 
-    private func failPublishes(sentOn id: Int, report: LinkReport, _ values: inout Values, _ effects: inout [AppSyncEffect]) {
+    private func failPublishes(sentOn id: Int, report: LinkReport, _ values: inout Values, _ effects: inout [SessionEffect]) {
         for (publishID, publish) in values.publishes where publish.sentOn == id {
             values.publishes[publishID] = nil
             effects.append(.reply(publish.reply, .failure(report.end.error(close: report.close))))
@@ -310,15 +275,8 @@ final class AppSyncState: TransportSession {
                 return
             }
             guard record.deliveringOn == link, !record.isLive else { return }
-            record.isLive = true
             record.authRefusals = 0
-            if let start = record.interruptedAt {
-                record.interruptedAt = nil
-                effects.append(.yield(record.sink, .resumed(gap: GapWindow(start: start, end: wallClock.now()))))
-            } else if !record.everLive {
-                effects.append(.yield(record.sink, .live))
-            }
-            record.everLive = true
+            if let event = record.confirm(now: wallClock.now()) { effects.append(event) }
             values.subscriptions[id] = record
         }
     }

@@ -2,7 +2,7 @@ import Foundation
 import SubscriberCore
 
 /// The transport's record of one subscription (inside ``AppSyncState``).
-struct AppSyncSubscription {
+struct AppSyncSubscription: SubscriptionRecord {
     let id: String
     let channel: String
     let sequence: Int
@@ -74,16 +74,4 @@ struct AppSyncLinkRecord {
     var subscribed: Set<String> = []
     /// Unsubscribes to send on this link.
     var unsubscribeQueue: [String] = []
-}
-
-/// Something to do once the state's lock is released: yielding to a consumer, waking a link, asking the supervisor.
-enum AppSyncEffect {
-    case yield(SubscriptionSink, SubscriptionEvent)
-    case loss(SubscriptionSink, Int, LossReport.Reason)
-    case finish(SubscriptionSink, RealtimeError?)
-    case wake(LinkControl)
-    case close(LinkControl, LinkEnd, String)
-    case request(SupervisorRequest)
-    case reply(OneShotSignal<Result<PublishResult, RealtimeError>>, Result<PublishResult, RealtimeError>)
-    case schedule(LinkControl, Duration, Int)
 }

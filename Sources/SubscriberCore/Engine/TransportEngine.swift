@@ -2,12 +2,55 @@ import Logging
 
 /// The state of one run of a transport: its subscriptions and links, behind its own lock (`AppSyncState`,
 /// `GraphQLState`). The protocol's part; ``TransportEngine`` owns its life.
+///
+/// Every decision is made under the lock and collected as ``SessionEffect``s, performed once the lock is released
+/// (``update(_:)``): a consumer's stream or a link is never called with the lock held.
 package protocol TransportSession: AnyObject, Sendable {
-    /// Whether the transport stopped for good (signed out, session expired, the policy gave up): the next use starts a
-    /// new run.
-    var stopped: Bool { get }
+    associatedtype Values
+    /// Everything the session knows, behind its one lock.
+    var values: Locked<Values> { get }
+    /// Set once the transport stopped for good.
+    var stopFlag: Locked<Bool> { get }
+    /// Asks the run's supervisor for things (a connection, a rotation).
+    var requests: AsyncStream<SupervisorRequest>.Continuation { get }
     /// Ends every subscription stream: normally (`nil`) or with `error`.
     func endAll(error: RealtimeError?)
+}
+
+extension TransportSession {
+    /// Whether the transport stopped for good (signed out, session expired, the policy gave up): the next use starts a
+    /// new run.
+    package var stopped: Bool { stopFlag.withLock { $0 } }
+
+    /// Stops for good: every stream ends with `error`; the next use starts a new run.
+    package func stop(error: RealtimeError) {
+        stopFlag.withLock { $0 = true }
+        endAll(error: error)
+    }
+
+    /// Runs `body` under the lock, then performs the effects it collected.
+    package func update<R>(_ body: (inout Values, inout [SessionEffect]) -> R) -> R {
+        var effects: [SessionEffect] = []
+        let result = values.withLock { body(&$0, &effects) }
+        perform(effects)
+        return result
+    }
+
+    /// Performs effects decided under the lock (call it with the lock released).
+    package func perform(_ effects: [SessionEffect]) {
+        for effect in effects {
+            switch effect {
+            case .yield(let sink, let event): sink.yield(event)
+            case .loss(let sink, let count, let reason): sink.reportLoss(count: count, reason: reason)
+            case .finish(let sink, let error): sink.finish(throwing: error)
+            case .wake(let control): control.wake()
+            case .close(let control, let end, let reason): control.close(end, reason: reason)
+            case .schedule(let control, let delay, let token): control.schedule(after: delay, token: token)
+            case .request(let request): requests.yield(request)
+            case .reply(let signal, let result): signal.fire(result)
+            }
+        }
+    }
 }
 
 /// What both transports share around their protocol, written once: one run at a time (a ``TransportSession`` and the
