@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "GraphQLTransport", targets: ["GraphQLTransport"]),
         .library(name: "BackendNotifier", targets: ["BackendNotifier"]),
         .library(name: "Composition", targets: ["Composition"]),
+        .library(name: "RealtimeStore", targets: ["RealtimeStore"]),
         .library(name: "RealtimeTesting", targets: ["RealtimeTesting"]),
         .library(name: "LocalBackend", targets: ["LocalBackend"]),
         .executable(name: "vortex-realtime", targets: ["VortexRealtimeCLI"]),
@@ -120,6 +121,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // The state an app's views read, healed by backfills (issue 28); built on the notifier's public API only.
+        .target(
+            name: "RealtimeStore",
+            dependencies: ["BackendNotifier", "SubscriberCore"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -292,6 +299,11 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ],
             resources: [.copy("Fixtures")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "RealtimeStoreTests",
+            dependencies: ["RealtimeStore", "BackendNotifier", "SubscriberCore", "RealtimeTesting"],
             swiftSettings: strictSettings
         ),
         .testTarget(

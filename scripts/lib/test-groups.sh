@@ -9,7 +9,7 @@ test_group_names=(core transports notifier local-backend integration chaos fuzz)
 test_group_args=(
   "--filter SubscriberCoreTests|WebSocketNIOTests|WebSocketURLSessionTests"
   "--filter GraphQLTransportTests|AppSyncEventsTransportTests"
-  "--filter BackendNotifierTests|CompositionTests"
+  "--filter BackendNotifierTests|CompositionTests|RealtimeStoreTests"
   "--filter LocalBackendTests"
   "--filter IntegrationTests --skip ChaosTests"
   "--filter ChaosTests"

@@ -1,0 +1,100 @@
+import BackendNotifier
+import Foundation
+import Observation
+import SubscriberCore
+
+/// The state an app's views read, kept true by the library: the current value per entity, fed by the notifier's
+/// streams and healed by the app's backfills after every window in which events may have been missed.
+///
+/// ```swift
+/// let store = RealtimeStore(notifier: stack.notifier)
+/// store.backfill(.devicePresence) { since in try await api.presence(changedSince: since) }
+/// // in a SwiftUI view: .task { await store.run() }, and read store.devices, store.isStale(.devicePresence)
+/// ```
+///
+/// - Every value keeps the newest event of its entity by `timestamp` (``StoreValue``): nothing goes backwards, a
+///   backfill returning what was delivered live changes nothing, and each value says whether it came live or from a
+///   backfill.
+/// - A kind is stale (``isStale(_:)``) from a reported window (a resumed gap, lost events, a switch with a window, an
+///   expired session) until a backfill covering it succeeds. Overlapping windows merge; one call per kind runs at a
+///   time; a failed call is retried with backoff (``lastBackfillFailure``). A kind without a registered backfill
+///   cannot be healed: it stays stale.
+/// - Changes reach the main actor in batches, at most one hop per ``StoreConfiguration/flushInterval``.
+/// - ``update(userId:organizationId:)`` changes the identity through the store: another identity starts empty and is
+///   backfilled from the start (`since` is `Date.distantPast`: return the whole current state).
+@Observable @MainActor
+public final class RealtimeStore {
+    /// Devices by thing name.
+    public private(set) var devices: [String: DeviceState] = [:]
+    /// The organization's licence, plan and AI settings.
+    public private(set) var organization = OrganizationState()
+    /// The user's newest role change.
+    public private(set) var roleChange: StoreValue<RoleChangeOutput>?
+    /// The user's newest token revocation.
+    public private(set) var tokenRevocation: StoreValue<UserTokenRevokeOutput>?
+    /// The kinds with a window open and not yet backfilled.
+    public private(set) var staleKinds: Set<VortexEventKind> = Set(StoreFeed.kinds)
+    /// The newest backfill failure (it is being retried), or `nil`.
+    public private(set) var lastBackfillFailure: BackfillFailure?
+    /// What the store did with what it was fed.
+    public private(set) var statistics = StoreStatistics()
+
+    @ObservationIgnored private let notifier: BackendNotifier
+    @ObservationIgnored private let feed: StoreFeed
+
+    /// Creates a store fed by `notifier` once ``run()`` runs.
+    /// - Parameters:
+    ///   - notifier: where live events and reported windows come from.
+    ///   - configuration: the flush interval and the backfill retry policy.
+    ///   - clock: runs the flush interval and the retry delays.
+    ///   - wallClock: the instant a backfill runs to.
+    public init(
+        notifier: BackendNotifier, configuration: StoreConfiguration = StoreConfiguration(),
+        clock: any Clock<Duration> = ContinuousClock(), wallClock: WallClock = .system
+    ) {
+        self.notifier = notifier
+        feed = StoreFeed(configuration: configuration, clock: clock, wallClock: wallClock)
+    }
+
+    /// Registers the app's backfill for `kind`: a function returning what changed since an instant (`Date.distantPast`
+    /// asks for the whole current state). Register every kind the app reads before ``run()``; a later registration
+    /// serves the next call.
+    public func backfill<Output>(_ kind: BackfillKind<Output>, _ fetch: @escaping @Sendable (Date) async throws -> [Output]) {
+        let wrap = kind.wrap
+        feed.register(kind.kind) { since in try await fetch(since).map(wrap) }
+    }
+
+    /// Whether `kind` may be missing events: a window is open and not yet backfilled.
+    public func isStale(_ kind: VortexEventKind) -> Bool { staleKinds.contains(kind) }
+
+    /// Feeds the store until the calling task is cancelled (a SwiftUI `.task`, or a task the app owns). It starts by
+    /// backfilling every kind from the start. One run at a time: a second concurrent call returns at once.
+    public nonisolated func run() async {
+        await feed.run(notifier: notifier, store: self)
+    }
+
+    /// Changes the notifier's identity (`userId` `nil` signs out) and starts the store afresh for it: empty, every kind
+    /// stale, then backfilled from the start. Change identity through the store, not on the notifier directly, or
+    /// the store would keep the previous identity's state.
+    public func update(userId: String?, organizationId: String?) async {
+        devices = [:]
+        organization = OrganizationState()
+        roleChange = nil
+        tokenRevocation = nil
+        staleKinds = Set(StoreFeed.kinds)
+        lastBackfillFailure = nil
+        await feed.beginIdentityChange()
+        await notifier.update(userId: userId, organizationId: organizationId)
+        feed.endIdentityChange()
+    }
+
+    func apply(_ batch: StoreBatch) {
+        if batch.changed.contains(.devices) { devices = batch.snapshot.devices }
+        if batch.changed.contains(.organization) { organization = batch.snapshot.organization }
+        if batch.changed.contains(.roleChange) { roleChange = batch.snapshot.roleChange }
+        if batch.changed.contains(.tokenRevocation) { tokenRevocation = batch.snapshot.tokenRevocation }
+        if batch.changed.contains(.stale) { staleKinds = batch.stale }
+        if batch.changed.contains(.failure) { lastBackfillFailure = batch.failure }
+        statistics = batch.statistics
+    }
+}

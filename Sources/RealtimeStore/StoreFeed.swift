@@ -1,0 +1,288 @@
+import BackendNotifier
+import Foundation
+import SubscriberCore
+
+/// The store's I/O shell off the main actor: it applies what the notifier delivers and what backfills return to a
+/// ``StoreLedger`` under one lock (no hop per event), drives one ``BackfillPlanner`` per kind, and hands the result to
+/// the main actor in batches. Everything it runs lives in ``run(notifier:store:)``'s task group.
+final class StoreFeed: Sendable {
+    typealias Fetch = @Sendable (Date) async throws -> [VortexEvent]
+    typealias Job = @Sendable () async -> Void
+
+    /// The kinds the store holds (archive events are history, not state).
+    static let kinds = VortexEventKind.allCases.filter { $0 != .archiveState }
+
+    private struct State {
+        var ledger = StoreLedger()
+        var planners: [VortexEventKind: BackfillPlanner]
+        var fetches: [VortexEventKind: Fetch] = [:]
+        /// Bumped by every identity change: what an older generation read or fetched is dropped.
+        var generation = 0
+        /// Whether the current generation's streams may be read (false while the notifier changes identity).
+        var ready: OneShotSignal<Void> = OneShotSignal()
+        var changing: OneShotSignal<Void> = OneShotSignal()
+        /// Fired when the current generation's readers have stopped (their streams ended, their observers left).
+        var readersStopped: OneShotSignal<Void>?
+        /// Streams that stopped delivering when the session expired or the user signed out, and since when.
+        var interruptedStreams: [String: Date] = [:]
+        var changedEntities: Set<StoreLedger.Entity> = []
+        var changed: StoreBatch.Parts = []
+        var stale: Set<VortexEventKind> = []
+        var statistics = StoreStatistics()
+        var failure: BackfillFailure?
+        var jobs: AsyncStream<Job>.Continuation?
+        var wake: AsyncStream<Void>.Continuation?
+    }
+
+    private let state: Locked<State>
+    private let configuration: StoreConfiguration
+    private let clock: any Clock<Duration>
+    private let wallClock: WallClock
+
+    init(configuration: StoreConfiguration, clock: any Clock<Duration>, wallClock: WallClock) {
+        let planners = Dictionary(uniqueKeysWithValues: Self.kinds.map { ($0, BackfillPlanner(policy: configuration.backfillPolicy)) })
+        let initial = State(planners: planners)
+        initial.ready.fire()
+        state = Locked(initial)
+        self.configuration = configuration
+        self.clock = clock
+        self.wallClock = wallClock
+    }
+
+    func register(_ kind: VortexEventKind, _ fetch: @escaping Fetch) {
+        state.withLock { $0.fetches[kind] = fetch }
+    }
+
+    // MARK: Running
+
+    /// Feeds the store until the calling task is cancelled. One run at a time: a second concurrent call returns at once.
+    func run(notifier: BackendNotifier, store: RealtimeStore) async {
+        let (jobs, jobsContinuation) = AsyncStream<Job>.makeStream()
+        let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let started = state.withLock { state -> Bool in
+            guard state.jobs == nil else { return false }
+            state.jobs = jobsContinuation
+            state.wake = wake
+            return true
+        }
+        guard started else { return }
+        defer {
+            state.withLock { state in
+                state.jobs = nil
+                state.wake = nil
+            }
+        }
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.readStreams(notifier) }
+            group.addTask { await self.flush(wakes, to: store) }
+            handle(all: .reset(now: wallClock.now()))
+            for await job in jobs { group.addTask(operation: job) }
+        }
+    }
+
+    /// Reads the notifier's streams, generation after generation: each identity change stops the readers and starts
+    /// new ones once the notifier has the new identity (a stream observed after that delivers only its events).
+    private func readStreams(_ notifier: BackendNotifier) async {
+        while !Task.isCancelled {
+            let (generation, ready, changing) = state.withLock { ($0.generation, $0.ready, $0.changing) }
+            guard await ready.wait() != nil else { return }
+            let stopped = OneShotSignal<Void>()
+            state.withLock { $0.readersStopped = stopped }
+            defer { stopped.fire() }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { _ = await changing.wait() }
+                group.addTask {
+                    for await event in await notifier.connectionEvents() { self.connectionEvent(event, generation: generation) }
+                }
+                func read<Output: Sendable>(_ stream: AsyncStream<Output>, _ wrap: @escaping @Sendable (Output) -> VortexEvent) {
+                    group.addTask { for await value in stream { self.apply([wrap(value)], origin: .live, generation: generation) } }
+                }
+                read(await notifier.devicePresenceValues(), VortexEvent.devicePresence)
+                read(await notifier.deviceRecordingValues(), VortexEvent.deviceRecording)
+                read(await notifier.deviceFirmwareValues(), VortexEvent.deviceFirmware)
+                read(await notifier.licenseValues(), VortexEvent.licensePhase)
+                read(await notifier.planValues(), VortexEvent.plan)
+                read(await notifier.aiSettingsValues(), VortexEvent.aiSettings)
+                read(await notifier.roleValues(), VortexEvent.roleChanged)
+                read(await notifier.revokeValues(), VortexEvent.tokenRevoked)
+                await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Hands what changed to the main actor: at most one hop per flush interval, and none while nothing changed.
+    private func flush(_ wakes: AsyncStream<Void>, to store: RealtimeStore) async {
+        for await _ in wakes {
+            if configuration.flushInterval > .zero {
+                do { try await clock.sleep(for: configuration.flushInterval, tolerance: nil) } catch { return }
+            }
+            guard let batch = drain() else { continue }
+            await store.apply(batch)
+        }
+    }
+
+    private func drain() -> StoreBatch? {
+        state.withLock { state in
+            guard !state.changed.isEmpty else { return nil }
+            state.statistics.flushes += 1
+            defer {
+                state.changed = []
+                state.changedEntities = []
+            }
+            return StoreBatch(
+                snapshot: state.ledger.snapshot, changed: state.changed, stale: state.stale, statistics: state.statistics,
+                failure: state.failure)
+        }
+    }
+
+    // MARK: Identity
+
+    /// Another identity is being signed in: the streams stop (this returns once their observers have left, so no
+    /// event of the previous identity is read afterwards), the state empties, and every kind is stale.
+    func beginIdentityChange() async {
+        let now = wallClock.now()
+        let (jobs, stopped) = state.withLock { state -> ([Job], OneShotSignal<Void>?) in
+            state.generation += 1
+            state.changing.fire()
+            defer { state.readersStopped = nil }
+            state.ready = OneShotSignal()
+            state.changing = OneShotSignal()
+            state.ledger = StoreLedger()
+            state.interruptedStreams = [:]
+            state.failure = nil
+            state.changed.formUnion(.all)
+            return (Self.kinds.flatMap { handle($0, .interrupted(since: now), &state) }, state.readersStopped)
+        }
+        start(jobs)
+        _ = await stopped?.wait()
+    }
+
+    /// The notifier has the new identity: its streams are read again, and every kind is backfilled from the start.
+    func endIdentityChange() {
+        state.withLock { $0.ready }.fire()
+        handle(all: .reset(now: wallClock.now()))
+    }
+
+    // MARK: Events
+
+    /// Applies events of the current generation (`origin` live or backfill).
+    func apply(_ events: [VortexEvent], origin: StoreOrigin, generation: Int) {
+        let wake = state.withLock { state -> AsyncStream<Void>.Continuation? in
+            guard state.generation == generation else { return nil }
+            let wasClean = state.changed.isEmpty
+            for event in events {
+                switch state.ledger.apply(event, origin: origin) {
+                case .applied(let entity):
+                    state.statistics.applied += 1
+                    if !state.changedEntities.insert(entity).inserted { state.statistics.merged += 1 }
+                    state.changed.formUnion(StoreBatch.Parts(holding: entity.kind))
+                case .older: state.statistics.older += 1
+                case .duplicate: state.statistics.duplicates += 1
+                case .notKept: break
+                }
+            }
+            return wasClean && !state.changed.isEmpty ? state.wake : nil
+        }
+        wake?.yield()
+    }
+
+    /// A window reported by the notifier opens a backfill for the kinds of its stream.
+    func connectionEvent(_ event: NotifierConnectionEvent, generation: Int) {
+        let now = wallClock.now()
+        let jobs = state.withLock { state -> [Job] in
+            guard state.generation == generation else { return [] }
+            var jobs: [Job] = []
+            func open(_ stream: String?, _ window: GapWindow) {
+                for kind in Self.kinds(of: stream) { jobs += handle(kind, .windowOpened(window), &state) }
+            }
+            switch event {
+            case .resumed(let stream, _, let gap):
+                open(
+                    stream,
+                    GapWindow(start: min(gap.start, state.interruptedStreams.removeValue(forKey: stream) ?? gap.start), end: gap.end))
+            case .live(let stream, _):
+                if let since = state.interruptedStreams.removeValue(forKey: stream) { open(stream, GapWindow(start: since, end: now)) }
+            case .eventsLost(let stream, _, let loss):
+                open(stream, loss.window)
+            case .transportSwitched(_, _, let gap, _):
+                if gap.duration > 0 { open(nil, gap) }
+            case .sessionExpired, .signedOut:
+                for upstream in NotifierUpstream.allCases where state.interruptedStreams[upstream.rawValue] == nil {
+                    state.interruptedStreams[upstream.rawValue] = now
+                    for kind in Self.kinds(of: upstream.rawValue) { jobs += handle(kind, .interrupted(since: now), &state) }
+                }
+            case .networkError, .streamFailed, .suspended:
+                break
+            }
+            return jobs
+        }
+        start(jobs)
+    }
+
+    /// The store's kinds carried by the notifier's stream named `stream` (every kind for `nil`).
+    static func kinds(of stream: String?) -> [VortexEventKind] {
+        guard let stream else { return kinds }
+        switch NotifierUpstream(rawValue: stream) {
+        case .device: return [.devicePresence, .deviceRecording, .deviceFirmware]
+        case .organization: return [.licensePhase, .plan, .aiSettings]
+        case .role: return [.roleChanged]
+        case .revoke: return [.tokenRevoked]
+        case .archive: return []
+        case nil: return kinds
+        }
+    }
+
+    // MARK: Backfill
+
+    private func handle(all event: BackfillPlanner.Event) {
+        start(state.withLock { state in Self.kinds.flatMap { handle($0, event, &state) } })
+    }
+
+    private func handle(_ kind: VortexEventKind, _ event: BackfillPlanner.Event) {
+        start(state.withLock { handle(kind, event, &$0) })
+    }
+
+    /// Feeds the kind's planner under the lock; returns the jobs its actions need (started once the lock is released).
+    private func handle(_ kind: VortexEventKind, _ event: BackfillPlanner.Event, _ state: inout State) -> [Job] {
+        guard let actions = state.planners[kind]?.handle(event) else { return [] }
+        let generation = state.generation
+        var jobs: [Job] = []
+        for action in actions {
+            switch action {
+            case .stale(let stale):
+                if stale { state.stale.insert(kind) } else { state.stale.remove(kind) }
+                state.changed.insert(.stale)
+            case .reportFailure(let attempt, let error):
+                state.statistics.backfillFailures += 1
+                state.failure = BackfillFailure(kind: kind, attempt: attempt, message: error)
+                state.changed.insert(.failure)
+            case .call(let id, let since):
+                // Without a registered backfill the call is never made: the kind stays stale (nothing can heal it).
+                guard let fetch = state.fetches[kind] else { continue }
+                jobs.append { [self] in
+                    do {
+                        let events = try await fetch(since)
+                        apply(events, origin: .backfill, generation: generation)
+                        handle(kind, .callSucceeded(id: id, now: wallClock.now()))
+                    } catch {
+                        guard !Task.isCancelled else { return }
+                        handle(kind, .callFailed(id: id, error: "\(error)"))
+                    }
+                }
+            case .scheduleRetry(let id, let delay):
+                jobs.append { [self] in
+                    do { try await clock.sleep(for: delay, tolerance: nil) } catch { return }
+                    handle(kind, .retryDue(id: id, now: wallClock.now()))
+                }
+            }
+        }
+        return jobs
+    }
+
+    private func start(_ jobs: [Job]) {
+        let (continuation, wake) = state.withLock { ($0.jobs, $0.changed.isEmpty ? nil : $0.wake) }
+        for job in jobs { continuation?.yield(job) }
+        wake?.yield()
+    }
+}

@@ -1,0 +1,161 @@
+import BackendNotifier
+import Foundation
+import RealtimeTesting
+import SubscriberCore
+import Testing
+
+@testable import RealtimeStore
+
+/// A notifier on a scripted transport and a store fed by it, both on one manual clock.
+struct StoreHarness {
+    let clock = ManualClock()
+    let transport = ScriptedTransport(dialect: .appSyncChannels)
+    let notifier: BackendNotifier
+    let store: RealtimeStore
+
+    @MainActor
+    init(flushInterval: Duration = .milliseconds(16)) {
+        let clock = self.clock
+        let wallClock = WallClock { Date(timeIntervalSince1970: 1_800_000_000 + Double(clock.now.offset.components.seconds)) }
+        notifier = BackendNotifier(transport: transport, userId: "u-1", organizationId: "o-1", clock: clock, wallClock: wallClock)
+        store = RealtimeStore(
+            notifier: notifier, configuration: StoreConfiguration(flushInterval: flushInterval, backfillPolicy: BackfillPolicy()),
+            clock: clock, wallClock: wallClock)
+    }
+
+    static func presence(_ thing: String, online: Bool, at second: Int) -> DevicePresenceOutput {
+        DevicePresenceOutput(
+            eventType: "device/presenceChanged", timestamp: "2026-11-26T10:00:\(String(format: "%02d", second))Z", orgId: "o-1",
+            siteId: "g-1", thingName: thing, online: online)
+    }
+
+    static func presenceJSON(_ thing: String, online: Bool, at second: Int) -> String {
+        #"{"eventType":"device/presenceChanged","timestamp":"2026-11-26T10:00:\#(String(format: "%02d", second))Z","orgId":"o-1","siteId":"g-1","thingName":"\#(thing)","online":\#(online)}"#
+    }
+
+    func deviceUpstream(for user: String = "u-1") async throws -> ScriptedTransport.Subscription {
+        try await transport.waitForSubscription(where: { $0 == .channel("vortex-app/user/\(user)/device/*") })
+    }
+
+    /// Advances the clock a flush interval at a time until `condition` holds on the main actor.
+    func flush(until what: String, _ condition: @escaping @MainActor @Sendable (RealtimeStore) -> Bool) async throws {
+        let store = store
+        let clock = clock
+        try await withTestTimeout(10, what) {
+            while await !MainActor.run(body: { condition(store) }) {
+                clock.advance(by: .milliseconds(16))
+                try await TestTime.pollPause()
+            }
+        }
+    }
+}
+
+/// What a backfill was asked for, and what it answers next.
+final class BackfillScript: Sendable {
+    private let state = Locked<(calls: [Date], answers: [Result<[DevicePresenceOutput], BackfillScriptError>])>(([], []))
+
+    func answer(_ result: Result<[DevicePresenceOutput], BackfillScriptError>) { state.withLock { $0.answers.append(result) } }
+    var calls: [Date] { state.withLock { $0.calls } }
+
+    @Sendable func fetch(since: Date) async throws -> [DevicePresenceOutput] {
+        let next = state.withLock { state -> Result<[DevicePresenceOutput], BackfillScriptError> in
+            state.calls.append(since)
+            return state.answers.isEmpty ? .success([]) : state.answers.removeFirst()
+        }
+        return try next.get()
+    }
+}
+
+struct BackfillScriptError: Error, CustomStringConvertible {
+    var description: String { "HTTP 503" }
+}
+
+@Suite("RealtimeStore: fed by the notifier, healed by backfills")
+struct RealtimeStoreTests {
+    @Test("the store starts stale, loads everything through the backfill, then follows live events, newest per device")
+    @MainActor
+    func loadThenLive() async throws {
+        let harness = StoreHarness()
+        let script = BackfillScript()
+        script.answer(.success([StoreHarness.presence("t-2", online: true, at: 1)]))
+        harness.store.backfill(.devicePresence, script.fetch)
+        #expect(harness.store.isStale(.devicePresence))
+        let run = Task { await harness.store.run() }
+        defer { run.cancel() }
+        let upstream = try await harness.deviceUpstream()
+        upstream.send(.live)
+        for second in 1...5 { upstream.send(json: StoreHarness.presenceJSON("t-1", online: second.isMultiple(of: 2), at: second)) }
+        try await harness.flush(until: "t-1's newest presence and t-2 from the backfill") { store in
+            store.devices["t-1"]?.presence?.payload.timestamp == "2026-11-26T10:00:05Z" && store.devices["t-2"] != nil
+        }
+        #expect(script.calls == [.distantPast])
+        #expect(!harness.store.isStale(.devicePresence))
+        // Kinds without a registered backfill cannot be healed: they stay stale.
+        #expect(harness.store.isStale(.plan))
+        #expect(harness.store.devices["t-1"]?.presence?.payload.online == false)
+        #expect(harness.store.devices["t-1"]?.presence?.origin == .live)
+        #expect(harness.store.devices["t-2"]?.presence?.origin == .backfill)
+        #expect(harness.store.statistics.applied == 6)
+        // Fewer hops than changes: the five live events of t-1 did not take five hops.
+        #expect(harness.store.statistics.flushes < harness.store.statistics.applied)
+    }
+
+    @Test("a resumed gap: stale from the gap's start; a failed backfill is reported and retried; success heals and clears it")
+    @MainActor
+    func gapHealed() async throws {
+        let harness = StoreHarness()
+        let script = BackfillScript()
+        harness.store.backfill(.devicePresence, script.fetch)
+        let run = Task { await harness.store.run() }
+        defer { run.cancel() }
+        let upstream = try await harness.deviceUpstream()
+        upstream.send(.live)
+        upstream.send(json: StoreHarness.presenceJSON("t-1", online: true, at: 10))
+        try await harness.flush(until: "the live event and the initial load") { store in
+            store.devices["t-1"] != nil && !store.isStale(.devicePresence)
+        }
+        script.answer(.failure(BackfillScriptError()))
+        // The backfill returns the device's newer value, and an older one of t-1 that a live event already beat.
+        script.answer(.success([StoreHarness.presence("t-1", online: false, at: 30), StoreHarness.presence("t-1", online: true, at: 5)]))
+        let gap = GapWindow(start: Date(timeIntervalSince1970: 1_800_000_100), end: Date(timeIntervalSince1970: 1_800_000_160))
+        upstream.send(.resumed(gap: gap))
+        try await harness.flush(until: "the failure reported") { $0.lastBackfillFailure != nil }
+        #expect(harness.store.isStale(.devicePresence))
+        #expect(harness.store.lastBackfillFailure == BackfillFailure(kind: .devicePresence, attempt: 1, message: "HTTP 503"))
+        try await harness.flush(until: "the retry healed the gap") { store in
+            !store.isStale(.devicePresence) && store.devices["t-1"]?.presence?.payload.online == false
+        }
+        #expect(script.calls.count == 3)
+        #expect(script.calls.dropFirst().allSatisfy { $0 == gap.start })
+        #expect(harness.store.devices["t-1"]?.presence?.origin == .backfill)
+        #expect(harness.store.statistics.older == 1)
+        #expect(harness.store.statistics.backfillFailures == 1)
+    }
+
+    @Test("another identity starts empty and stale, its streams subscribe for it, and it is loaded from the start")
+    @MainActor
+    func identityChange() async throws {
+        let harness = StoreHarness()
+        let script = BackfillScript()
+        harness.store.backfill(.devicePresence, script.fetch)
+        let run = Task { await harness.store.run() }
+        defer { run.cancel() }
+        let first = try await harness.deviceUpstream()
+        first.send(.live)
+        first.send(json: StoreHarness.presenceJSON("t-1", online: true, at: 10))
+        try await harness.flush(until: "u-1's device") { $0.devices["t-1"] != nil }
+        await harness.store.update(userId: "u-2", organizationId: "o-1")
+        #expect(harness.store.devices.isEmpty)
+        #expect(harness.store.isStale(.devicePresence))
+        // An event of the previous identity that arrives late is not applied.
+        first.send(json: StoreHarness.presenceJSON("t-1", online: false, at: 20))
+        let second = try await harness.deviceUpstream(for: "u-2")
+        second.send(.live)
+        second.send(json: StoreHarness.presenceJSON("t-9", online: true, at: 30))
+        try await harness.flush(until: "u-2's device, loaded") { store in
+            store.devices["t-9"] != nil && !store.isStale(.devicePresence)
+        }
+        #expect(harness.store.devices["t-1"] == nil)
+        #expect(script.calls == [.distantPast, .distantPast])
+    }
+}
