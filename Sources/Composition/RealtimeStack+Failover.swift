@@ -36,7 +36,7 @@ extension RealtimeStack {
     private func waitUntilUnhealthy(_ transport: any RealtimeTransport) async -> String? {
         let settings = configuration.failover
         let wallClock = self.wallClock
-        let deadline = Deadline(scope: scope, clock: clock)
+        let deadline = FailoverDeadline(scope: scope, clock: clock)
         let states = await transport.connectionStates()
         let (verdicts, verdict) = AsyncStream<String>.makeStream()
         return await withTaskGroup(of: Void.self) { group in
@@ -74,7 +74,7 @@ extension RealtimeStack {
     /// Returns `false` when cancelled.
     private func waitUntilHealthy(_ kind: RealtimeConfiguration.TransportKind) async -> Bool {
         let settings = configuration.failover
-        let deadline = Deadline(scope: scope, clock: clock)
+        let deadline = FailoverDeadline(scope: scope, clock: clock)
         guard let probe = try? factory.make(kind), let request = await notifier.healthProbeRequest(for: probe.dialect) else { return false }
         let states = await probe.connectionStates()
         let probeStream = await probe.subscribe(request)
@@ -101,43 +101,5 @@ extension RealtimeStack {
         }
         await probe.disconnect()
         return healthy
-    }
-}
-
-/// One failover deadline on the stack's scope. Disarming voids it even when its sleep has already ended: a scoped
-/// task's cancellation arrives shortly after `cancel()`, so a generation decides whether the action still runs.
-private final class Deadline: Sendable {
-    private struct State {
-        var generation = 0
-        var task: ScopedTask?
-    }
-
-    private let state = Locked(State())
-    private let scope: TaskScope
-    private let clock: any Clock<Duration>
-
-    init(scope: TaskScope, clock: any Clock<Duration>) {
-        self.scope = scope
-        self.clock = clock
-    }
-
-    /// Runs `action` after `duration` unless disarmed first; does nothing while armed (or fired and not disarmed).
-    func arm(after duration: Duration, _ action: @escaping @Sendable () -> Void) {
-        state.withLock { state in
-            guard state.task == nil else { return }
-            let generation = state.generation
-            state.task = scope.spawn { [self] in
-                do { try await clock.sleep(for: duration, tolerance: nil) } catch { return }
-                self.state.withLock { if $0.generation == generation { action() } }
-            }
-        }
-    }
-
-    func disarm() {
-        state.withLock { state in
-            state.generation += 1
-            state.task?.cancel()
-            state.task = nil
-        }
     }
 }

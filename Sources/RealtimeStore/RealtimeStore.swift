@@ -41,6 +41,8 @@ public final class RealtimeStore {
 
     @ObservationIgnored private let notifier: BackendNotifier
     @ObservationIgnored private let feed: StoreFeed
+    /// The identity change under way: the next one waits for it, so two never interleave.
+    @ObservationIgnored private var identityChange: Task<Void, Never>?
 
     /// Creates a store fed by `notifier` once ``run()`` runs.
     /// - Parameters:
@@ -75,8 +77,18 @@ public final class RealtimeStore {
 
     /// Changes the notifier's identity (`userId` `nil` signs out) and starts the store afresh for it: empty, every kind
     /// stale, then backfilled from the start. Change identity through the store, not on the notifier directly, or
-    /// the store would keep the previous identity's state.
+    /// the store would keep the previous identity's state. Calls made at once take effect one after another, in order.
     public func update(userId: String?, organizationId: String?) async {
+        let previous = identityChange
+        let change = Task {
+            await previous?.value
+            await changeIdentity(userId: userId, organizationId: organizationId)
+        }
+        identityChange = change
+        await change.value
+    }
+
+    private func changeIdentity(userId: String?, organizationId: String?) async {
         devices = [:]
         organization = OrganizationState()
         roleChange = nil

@@ -89,13 +89,22 @@ final class StoreFeed: Sendable {
             let stopped = OneShotSignal<Void>()
             state.withLock { $0.readersStopped = stopped }
             defer { stopped.fire() }
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { _ = await changing.wait() }
+            // Only an identity change (or cancellation) ends a generation: streams that end (the notifier was shut down)
+            // leave nothing to read, and are not observed again in a loop.
+            await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    _ = await changing.wait()
+                    return true
+                }
                 group.addTask {
                     for await event in await notifier.connectionEvents() { self.connectionEvent(event, generation: generation) }
+                    return false
                 }
                 func read<Output: Sendable>(_ stream: AsyncStream<Output>, _ wrap: @escaping @Sendable (Output) -> VortexEvent) {
-                    group.addTask { for await value in stream { self.apply([wrap(value)], origin: .live, generation: generation) } }
+                    group.addTask {
+                        for await value in stream { self.apply([wrap(value)], origin: .live, generation: generation) }
+                        return false
+                    }
                 }
                 read(await notifier.devicePresenceValues(), VortexEvent.devicePresence)
                 read(await notifier.deviceRecordingValues(), VortexEvent.deviceRecording)
@@ -105,7 +114,7 @@ final class StoreFeed: Sendable {
                 read(await notifier.aiSettingsValues(), VortexEvent.aiSettings)
                 read(await notifier.roleValues(), VortexEvent.roleChanged)
                 read(await notifier.revokeValues(), VortexEvent.tokenRevoked)
-                await group.next()
+                while let changed = await group.next(), !changed {}
                 group.cancelAll()
             }
         }
