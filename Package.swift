@@ -166,7 +166,7 @@ let package = Package(
         .target(
             name: "RealtimeDrill",
             dependencies: [
-                "SubscriberCore", "BackendNotifier", "Composition", "LocalBackend",
+                "SubscriberCore", "BackendNotifier", "Composition", "LocalBackend", "RealtimeStore",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -216,7 +216,7 @@ let package = Package(
             name: "VortexRealtimeCLI",
             dependencies: [
                 "SubscriberCore", "AppSyncEventsWire", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier", "Composition",
-                "LocalBackend", "RealtimeDrill",
+                "LocalBackend", "RealtimeDrill", "RealtimeStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -347,7 +347,7 @@ let package = Package(
             dependencies: [
                 "WebSocketNIO",
                 "RealtimeDrill", "LocalBackend", "Composition", "BackendNotifier", "SubscriberCore", "RealtimeTesting",
-                "AppSyncEventsTransport", "GraphQLTransport",
+                "AppSyncEventsTransport", "GraphQLTransport", "RealtimeStore",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

@@ -43,6 +43,9 @@ public final class RealtimeStore {
     @ObservationIgnored private let feed: StoreFeed
     /// The identity change under way: the next one waits for it, so two never interleave.
     @ObservationIgnored private var identityChange: Task<Void, Never>?
+    /// The readers of ``changes()``.
+    @ObservationIgnored private let changeReaders = Locked<[Int: AsyncStream<Void>.Continuation]>([:])
+    @ObservationIgnored private var nextChangeReader = 0
 
     /// Creates a store fed by `notifier` once ``run()`` runs.
     /// - Parameters:
@@ -64,6 +67,18 @@ public final class RealtimeStore {
     public func backfill<Output>(_ kind: BackfillKind<Output>, _ fetch: @escaping @Sendable (Date) async throws -> [Output]) {
         let wrap = kind.wrap
         feed.register(kind.kind) { since in try await fetch(since).map(wrap) }
+    }
+
+    /// A signal after each batch reaches the store (and after an identity change empties it), for code that is not a
+    /// view (UIKit, a command-line tool): read the store after each element. A reader that falls behind gets one
+    /// element for everything it missed. Ends when the calling task's iteration is cancelled.
+    public func changes() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = nextChangeReader
+        nextChangeReader += 1
+        changeReaders.withLock { $0[id] = continuation }
+        continuation.onTermination = { [changeReaders] _ in changeReaders.withLock { $0[id] = nil } }
+        return stream
     }
 
     /// Whether `kind` may be missing events: a window is open and not yet backfilled.
@@ -95,6 +110,7 @@ public final class RealtimeStore {
         tokenRevocation = nil
         staleKinds = Set(StoreFeed.kinds)
         lastBackfillFailure = nil
+        signalChange()
         await feed.beginIdentityChange()
         await notifier.update(userId: userId, organizationId: organizationId)
         feed.endIdentityChange()
@@ -108,5 +124,10 @@ public final class RealtimeStore {
         if batch.changed.contains(.stale) { staleKinds = batch.stale }
         if batch.changed.contains(.failure) { lastBackfillFailure = batch.failure }
         statistics = batch.statistics
+        signalChange()
+    }
+
+    private func signalChange() {
+        for reader in changeReaders.withLock({ Array($0.values) }) { reader.yield() }
     }
 }

@@ -6,8 +6,9 @@ import Foundation
 /// Per entity and kind the newest event wins, by its `timestamp` (the rule `GET /vortex/state` answers by):
 /// - an event older than the value held is dropped, live or backfilled: an entity never goes backwards;
 /// - an event equal to the value held is a duplicate (a backfill returning what was delivered live) and changes nothing;
-/// - an event without a timestamp replaces the value held only when it is live (live events arrive in order); a
-///   backfilled one cannot be placed and is dropped, unless nothing is held;
+/// - without a timestamp on either side, only a live event replaces the value held (live events arrive in order); a
+///   backfilled one cannot be placed and is dropped, unless nothing is held (GraphQL documents must select `timestamp`
+///   for backfills to heal values delivered over GraphQL: the default legacy documents do not);
 /// - of two different events with the same instant, the later applied wins.
 ///
 /// Devices are keyed by `thingName` (an event without one names no entity); the organization's kinds and the user's
@@ -61,7 +62,8 @@ struct StoreLedger: Sendable, Equatable {
         if let held = slot {
             if held.payload == payload { return .duplicate }
             if let old = held.instant, let new = instant, new < old { return .older }
-            if instant == nil, origin == .backfill { return .older }
+            // A backfilled value can be placed only against a held value with a timestamp.
+            if origin == .backfill, instant == nil || held.instant == nil { return .older }
         }
         slot = StoreValue(payload: payload, instant: instant, origin: origin)
         return .applied(entity)

@@ -95,6 +95,22 @@ struct CommandLineTests {
             ),
             (["token", "--secret", "short", "--user", "u-1"], "--secret"),
             (["drill", "--events", "1"], "--events"),
+            (
+                ["watch", "--transport", "appsync", "--endpoint", "http://127.0.0.1:9/event", "--token", "t", "--user", "u", "--store"],
+                "--org"
+            ),
+            (
+                [
+                    "watch", "--transport", "appsync", "--endpoint", "http://127.0.0.1:9/event", "--token", "t", "--user", "u",
+                    "--backfill-endpoint", "http://127.0.0.1:9",
+                ], "--backfill-endpoint"
+            ),
+            (
+                [
+                    "watch", "--transport", "appsync", "--endpoint", "http://127.0.0.1:9/event", "--token", "t", "--user", "u", "--org",
+                    "o", "--store", "--backfill-endpoint", "ftp://x",
+                ], "--backfill-endpoint"
+            ),
         ])
     func badArguments(arguments: [String], argument: String) async throws {
         let result = try await Self.run(arguments)

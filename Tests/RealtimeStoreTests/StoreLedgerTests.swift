@@ -40,7 +40,7 @@ struct StoreLedgerTests {
         #expect(ledger.snapshot.devices["t-1"]?.presence?.origin == .live)
     }
 
-    @Test("without a timestamp: live events replace (they arrive in order); a backfilled one only fills an empty slot")
+    @Test("without a timestamp on either side: live events replace (they arrive in order); a backfill only fills an empty slot")
     func withoutTimestamp() {
         var ledger = StoreLedger()
         #expect(
@@ -50,6 +50,8 @@ struct StoreLedgerTests {
             ledger.apply(Self.presence("t-1", online: false, at: nil), origin: .live) == .applied(.init(kind: .devicePresence, name: "t-1"))
         )
         #expect(ledger.apply(Self.presence("t-1", online: true, at: nil), origin: .backfill) == .older)
+        // A held live value without a timestamp cannot be ordered against a backfill either: the live one stays.
+        #expect(ledger.apply(Self.presence("t-1", online: true, at: 30), origin: .backfill) == .older)
         #expect(ledger.snapshot.devices["t-1"]?.presence?.payload.online == false)
     }
 

@@ -3,6 +3,8 @@ import BackendNotifier
 import Composition
 import Foundation
 import Logging
+import RealtimeDrill
+import RealtimeStore
 import SubscriberCore
 
 /// `vortex-realtime watch`: the notifier's streams as JSON lines, on either transport.
@@ -13,6 +15,10 @@ struct WatchCommand: AsyncParsableCommand {
         discussion: """
             Configure with --config FILE (keys of docs/configuration.md; VORTEX_REALTIME_* variables override it) or with
             --transport and --endpoint. Connection events (live, resumed with the gap, switches) go to stderr.
+            With --store (and --org), prints the RealtimeStore instead, after each coalesced change, as
+            {"stale":[KIND,…],"state":{…}}: the state in the shape of the local backend's GET /vortex/state. With
+            --backfill-endpoint (the backend's HTTP root), every window is healed from that endpoint with the --token
+            credentials; once the store is current, "state" equals the endpoint's body read through the payload models.
             """
     )
 
@@ -37,6 +43,12 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: "merged (the legacy five streams) or nine (one stream per channel).")
     var api: API = .nine
 
+    @Flag(help: "Print the RealtimeStore as {\"stale\":[…],\"state\":…} lines after each coalesced change (needs --org).")
+    var store = false
+
+    @Option(help: "With --store: the local backend's HTTP root (or its /vortex/state URL), the backfill of every kind.")
+    var backfillEndpoint: String?
+
     @Flag(help: "Log transport details to stderr.")
     var verbose = false
 
@@ -48,7 +60,16 @@ struct WatchCommand: AsyncParsableCommand {
             throw ValidationError("--config: give either --config or --transport/--endpoint, not both")
         }
         try credentials.requireExactlyOne(iam: false)
-        try identity.require(user: true)
+        try identity.require(user: true, org: store)
+        if let backfillEndpoint {
+            guard store else { throw ValidationError("--backfill-endpoint: only with --store") }
+            do {
+                _ = try StateEndpoint(
+                    base: backfillEndpoint, organizationId: identity.org ?? "", userId: identity.user ?? "", authorization: nil)
+            } catch {
+                throw ValidationError("--backfill-endpoint: not an http(s) URL")
+            }
+        }
     }
 
     func run() async throws {
@@ -68,8 +89,46 @@ struct WatchCommand: AsyncParsableCommand {
         let stack = try RealtimeStack(
             configuration: configuration, auth: auth, userId: identity.user, organizationId: identity.org, logger: logger)
         await stack.startFailover()
-        try await Self.watch(stack.notifier, api: api, until: termination)
+        if store, let org = identity.org, let user = identity.user {
+            let endpoint = try backfillEndpoint.map {
+                try StateEndpoint(base: $0, organizationId: org, userId: user, authorization: credentials.token)
+            }
+            await Self.watchStore(stack.notifier, organizationId: org, userId: user, backfill: endpoint, until: termination)
+        } else {
+            try await Self.watch(stack.notifier, api: api, until: termination)
+        }
         await stack.shutdown()
+    }
+
+    /// Prints the store after each coalesced change until SIGINT/SIGTERM.
+    static func watchStore(
+        _ notifier: BackendNotifier, organizationId: String, userId: String, backfill: StateEndpoint?, until termination: SignalWatcher
+    ) async {
+        let store = await MainActor.run {
+            let store = RealtimeStore(notifier: notifier)
+            backfill?.register(on: store)
+            return store
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await store.run() }
+            let changes = await store.changes()
+            group.addTask {
+                for await _ in changes {
+                    let line = await MainActor.run { () -> String in
+                        let stale = store.staleKinds.map(\.rawValue).sorted().map { #""\#($0)""# }.joined(separator: ",")
+                        let state = (try? StoreStateDocument.json(of: store, organizationId: organizationId, userId: userId)) ?? "null"
+                        return #"{"stale":[\#(stale)],"state":\#(state)}"#
+                    }
+                    StandardStreams.output(line)
+                }
+            }
+            let events = await notifier.connectionEvents()
+            group.addTask {
+                for await event in events { StandardStreams.error("event: \(event)") }
+            }
+            await termination.waitForTermination()
+            group.cancelAll()
+        }
     }
 
     /// Prints every value of the chosen API until SIGINT/SIGTERM (or a closed stdout).
