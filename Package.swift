@@ -189,7 +189,7 @@ let package = Package(
             name: "RealtimeBench",
             dependencies: [
                 "WebSocketNIO",
-                "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier",
+                "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier", "RealtimeStore",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),

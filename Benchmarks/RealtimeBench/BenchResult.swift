@@ -13,9 +13,12 @@ struct BenchResult: Encodable {
     var inOrder: Bool?
     var stalled = false
     var latency: LatencySummary?
+    /// The store client's hops to the main actor.
+    var mainActorHops: Int?
 
     enum CodingKeys: String, CodingKey {
         case client, received, seconds, lost, stalled, latency
+        case mainActorHops = "main_actor_hops"
         case cpuSeconds = "cpu_seconds", maxRSSKB = "max_rss_kb", rssKB = "rss_kb", rssSamplesKB = "rss_samples_kb"
         case inOrder = "in_order"
     }

@@ -6,7 +6,7 @@ struct BenchRun {
         let progress = Progress()
         let window = MeasurementWindow.start()
         let label =
-            options.client == .bare || options.client == .notifier
+            [.bare, .notifier, .store].contains(options.client)
             ? "\(options.client.rawValue)-\(options.wire.rawValue)" : options.client.rawValue
         let options = self.options
         let client = Task {
@@ -14,6 +14,7 @@ struct BenchRun {
             case .bare: try await BareClient(options: options).run(window: window, progress: progress)
             case .appsync, .graphql: try await TransportClient(options: options).run(window: window, progress: progress)
             case .notifier: try await NotifierClient(options: options).run(window: window, progress: progress)
+            case .store: try await StoreClient(options: options).run(window: window, progress: progress)
             }
         }
         let watchdog = progress.watch(target: options.count, idleTimeout: options.idleTimeout, label: label, window: window) {

@@ -15,7 +15,7 @@ struct RealtimeBench: AsyncParsableCommand {
             its publish time (lat-<unix ns>) and the result holds latency percentiles instead.
             """)
 
-    @Option(help: "bare | appsync | graphql | notifier")
+    @Option(help: "bare | appsync | graphql | notifier | store")
     var client: ClientKind
 
     @Option(help: "appsync | graphql: the stream the bare client and the notifier read (appsync and graphql imply it).")
@@ -69,7 +69,7 @@ struct RealtimeBench: AsyncParsableCommand {
         switch client {
         case .appsync: .appsync
         case .graphql: .graphql
-        case .bare, .notifier: `protocol` ?? .appsync
+        case .bare, .notifier, .store: `protocol` ?? .appsync
         }
     }
 
@@ -88,7 +88,7 @@ struct RealtimeBench: AsyncParsableCommand {
 
 /// Which client runs.
 enum ClientKind: String, ExpressibleByArgument, CaseIterable, Sendable {
-    case bare, appsync, graphql, notifier
+    case bare, appsync, graphql, notifier, store
 }
 
 /// Which wire protocol the stream uses.

@@ -198,6 +198,45 @@ class Suite:
                     name, first / 1024, last / 1024, growth, result["received"], result["lost"], "meets" if growth <= 1024 else "misses"))
                 log("rss %s samples (KB): %s" % (name, result["rss_samples_kb"]))
 
+    # MARK: the store on the main actor
+
+    def store(self):
+        """Issue 28: at 1,000 events/s, a consumer reading the RealtimeStore on the main actor against an off-main
+        consumer of the same notifier stream: CPU per event (the whole process's, in the client's measurement window)
+        and the store's hops to the main actor per second."""
+        seconds, rate = self.options.store_seconds, 1000
+        count = seconds * rate
+        print("\n## The store on the main actor: %d events/s for %d s, %d round(s), medians (min-max)\n" % (rate, seconds, self.options.rounds))
+        print("| consumer | CPU µs/event | main-actor hops/s | events/s | lost |")
+        print("|---|---|---|---|---|")
+        clients = [("notifier-appsync", ["--client", "notifier"]), ("store-appsync", ["--client", "store"])]
+        samples = {name: [] for name, _ in clients}
+        for _ in range(self.options.rounds):
+            for name, client in clients:
+                firehose = Firehose(self.python, count, rate)
+                try:
+                    command = [self.bench, "--count", str(count), "--protocol", "appsync", "--endpoint", firehose.urls()["http"]] + client
+                    result, _, _, code = run_client(command, timeout=seconds + self.options.client_timeout, name="store-" + name)
+                finally:
+                    firehose.stop()
+                if not result or result["received"] != count or code != 0:
+                    self.failures.append("store %s: received %s of %d events (exit %s)" % (name, result and result["received"], count, code))
+                if result:
+                    samples[name].append(result)
+        cpu = {}
+        for name, results in samples.items():
+            if not results:
+                continue
+            cpus = [r["cpu_seconds"] * 1e6 / max(1, r["received"]) for r in results]
+            hops = [r["main_actor_hops"] / r["seconds"] for r in results if r.get("main_actor_hops") is not None]
+            rates = [r["received"] / r["seconds"] for r in results]
+            cpu[name] = statistics.median(cpus)
+            print("| %s | %s | %s | %s | %d |" % (
+                name, spread(cpus, "%.2f"), spread(hops, "%.0f") if hops else "-", spread(rates, "%.0f"), sum(r.get("lost", 0) for r in results)))
+        if cpu.get("notifier-appsync"):
+            ratio = cpu.get("store-appsync", 0) / cpu["notifier-appsync"]
+            print("\nStore on the main actor / off-main consumer: %.2f× (target ≤ 1.5×: %s)" % (ratio, "meets" if ratio <= 1.5 else "misses"))
+
     # MARK: latency through `serve`
 
     def latency(self):
@@ -314,10 +353,11 @@ def main():
     parser.add_argument("--rss-rate", type=int, help="events/s of the RSS-growth run (default 10000)")
     parser.add_argument("--latency-seconds", type=int, help="seconds per latency consumer (default 10; smoke 2)")
     parser.add_argument("--latency-rate", type=int, default=1000, help="events/s of the latency run (default 1000)")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["throughput", "rss", "latency"], help="parts to leave out")
+    parser.add_argument("--store-seconds", type=int, help="seconds per consumer of the store run, at 1,000 events/s (default 20; smoke 2)")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["throughput", "rss", "latency", "store"], help="parts to leave out")
     parser.add_argument("--client-timeout", type=float, default=120, help="seconds a client may run beyond the expected")
     options = parser.parse_args()
-    defaults = dict(count=(5000, 200000), rounds=(1, 3), rss_count=(20000, 1000000), rss_rate=(10000, 10000), latency_seconds=(2, 10))
+    defaults = dict(count=(5000, 200000), rounds=(1, 3), rss_count=(20000, 1000000), rss_rate=(10000, 10000), latency_seconds=(2, 10), store_seconds=(2, 20))
     for key, (smoke, full) in defaults.items():
         if getattr(options, key) is None:
             setattr(options, key, smoke if options.smoke else full)
@@ -335,6 +375,8 @@ def main():
         suite.rss_growth()
     if "latency" not in options.skip:
         suite.latency()
+    if "store" not in options.skip:
+        suite.store()
     sys.stdout.flush()
     if suite.failures:
         log("\nincomplete runs (client logs in %s):\n  " % LOGS + "\n  ".join(suite.failures))

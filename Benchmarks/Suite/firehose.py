@@ -201,6 +201,17 @@ class Connection:
             except OSError:
                 pass
 
+    @staticmethod
+    def carries_devices(message):
+        """Whether a subscription gets the stream: every one but the notifier's other upstreams (a store observes all of
+        them), which are acknowledged and left quiet, so a store and a device-stream consumer receive the same events."""
+        channel = message.get("channel") or ""
+        if "/user/" in channel and "/device/" not in channel:
+            return False
+        query = (message.get("payload") or {}).get("query") or ""
+        quiet = ("subscribeOrganizationState", "subscribeArchiveState", "subscribeRoleChange", "subscribeUserTokenRevoke")
+        return not any(name in query for name in quiet)
+
     def handle(self, message):
         kind = message.get("type")
         if kind == "connection_init":
@@ -211,7 +222,8 @@ class Connection:
         elif kind == "subscribe":
             if self.protocol == "appsync":
                 self.send(text_frame({"type": "subscribe_success", "id": message["id"]}))
-            threading.Thread(target=self.stream, args=(message["id"],), daemon=True).start()
+            if self.carries_devices(message):
+                threading.Thread(target=self.stream, args=(message["id"],), daemon=True).start()
         elif kind == "unsubscribe":
             self.send(text_frame({"type": "unsubscribe_success", "id": message.get("id")}))
         elif kind == "ping":

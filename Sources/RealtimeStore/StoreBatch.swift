@@ -11,7 +11,9 @@ struct StoreBatch: Sendable {
         static let tokenRevocation = Parts(rawValue: 8)
         static let stale = Parts(rawValue: 16)
         static let failure = Parts(rawValue: 32)
-        static let all: Parts = [.devices, .organization, .roleChange, .tokenRevocation, .stale, .failure]
+        /// Only the counts changed (events dropped as older or duplicates): they reach the main actor too.
+        static let statistics = Parts(rawValue: 64)
+        static let all: Parts = [.devices, .organization, .roleChange, .tokenRevocation, .stale, .failure, .statistics]
 
         /// The part of the state that holds `kind`.
         init(holding kind: VortexEventKind) {

@@ -186,8 +186,12 @@ final class StoreFeed: Sendable {
                     state.statistics.applied += 1
                     if !state.changedEntities.insert(entity).inserted { state.statistics.merged += 1 }
                     state.changed.formUnion(StoreBatch.Parts(holding: entity.kind))
-                case .older: state.statistics.older += 1
-                case .duplicate: state.statistics.duplicates += 1
+                case .older:
+                    state.statistics.older += 1
+                    state.changed.insert(.statistics)
+                case .duplicate:
+                    state.statistics.duplicates += 1
+                    state.changed.insert(.statistics)
                 case .notKept: break
                 }
             }
