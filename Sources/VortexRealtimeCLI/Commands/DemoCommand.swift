@@ -14,9 +14,11 @@ struct DemoCommand: AsyncParsableCommand {
             Starts the embedded local backend, signs in a sample user, builds the notifier through Composition on AppSync
             Events, and publishes a scripted sequence of all nine event kinds at 200 events a second; a third of the way
             through it rolls back to GraphQL through the run-time switch (make-before-break) and later switches back, while
-            the events keep flowing (after the first story's worth of values, one value line in 25 is shown). Ends with a summary: events per stream on each
-            transport, anything lost outside the reported switch windows, latency p50/p99, and each switch's window as the
-            notifier reported it (the same figure on every line).
+            the events keep flowing (after the first story's worth of values, one value line in 25 is shown). Last, a
+            RealtimeStore heals a gap: the app goes to the background, devices change, and on foreground the store's
+            backfill (the backend's GET /vortex/state) brings every change in. Ends with a summary: events per stream on
+            each transport, anything lost outside the reported switch windows, latency p50/p99, each switch's window as the
+            notifier reported it (the same figure on every line), and the store's healed gap.
             Exit status 0 only when everything matched.
             """
     )
@@ -71,6 +73,7 @@ struct DemoCommand: AsyncParsableCommand {
             StandardStreams.output(style.highlight("▶ " + line))
         }
         let report: DrillReport
+        let store: StoreHealingReport
         do {
             let rollback = try await runner.runRollback(events: events, interval: .milliseconds(5))
             if !json { StandardStreams.output(style.highlight("▶ parity: the same events on AppSync Events and on GraphQL side by side")) }
@@ -78,20 +81,25 @@ struct DemoCommand: AsyncParsableCommand {
             quiet.onValue = { _, _ in }
             let parity = try await quiet.runParity(events: events)
             report = DrillReport(parity: parity, rollback: rollback)
+            if !json {
+                StandardStreams.output(
+                    style.highlight("▶ store: the app goes to the background, every device changes, the store heals the gap"))
+            }
+            store = try await quiet.runStoreHealing()
         } catch {
             await backend.shutdown()
             throw CLIFailure.runtime("demo failed: \(error)")
         }
         await backend.shutdown()
+        let summary = DemoSummary(report: report, store: store)
         if json {
-            StandardStreams.output(JSONLine.encode(DemoSummary(report: report)))
+            StandardStreams.output(JSONLine.encode(summary))
         } else {
             StandardStreams.output(
-                "\n"
-                    + report.rendered().replacingOccurrences(of: "PASSED", with: style.good("PASSED")).replacingOccurrences(
-                        of: "FAILED", with: style.bad("FAILED")))
+                ("\n" + report.rendered() + "\n" + store.rendered()).replacingOccurrences(of: "PASSED", with: style.good("PASSED"))
+                    .replacingOccurrences(of: "FAILED", with: style.bad("FAILED")))
         }
-        if !report.passed { throw ExitCode(1) }
+        if !summary.passed { throw ExitCode(1) }
     }
 
     static func abbreviate(_ json: String) -> String { json.count > 110 ? String(json.prefix(107)) + "..." : json }
@@ -101,9 +109,12 @@ struct DemoCommand: AsyncParsableCommand {
 struct DemoSummary: Encodable {
     let passed: Bool
     let report: DrillReport
-    init(report: DrillReport) {
-        self.passed = report.passed
+    /// The store phase: a gap healed by the store's backfill.
+    let store: StoreHealingReport
+    init(report: DrillReport, store: StoreHealingReport) {
+        self.passed = report.passed && store.passed
         self.report = report
+        self.store = store
     }
 }
 
