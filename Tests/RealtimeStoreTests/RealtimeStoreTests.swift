@@ -158,4 +158,63 @@ struct RealtimeStoreTests {
         #expect(harness.store.devices["t-1"] == nil)
         #expect(script.calls == [.distantPast, .distantPast])
     }
+    @Test("an expired session: stale at once, no call meanwhile; the first live after recovery backfills from the expiry")
+    @MainActor
+    func expiredSession() async throws {
+        let harness = StoreHarness()
+        let script = BackfillScript()
+        harness.store.backfill(.devicePresence, script.fetch)
+        let run = Task { await harness.store.run() }
+        defer { run.cancel() }
+        let first = try await harness.deviceUpstream()
+        first.send(.live)
+        try await harness.flush(until: "the initial load") { !$0.isStale(.devicePresence) }
+        func wall() -> Date { Date(timeIntervalSince1970: 1_800_000_000 + Double(harness.clock.now.offset.components.seconds)) }
+        first.finish(throwing: RealtimeError.sessionExpired("refused"))
+        try await harness.flush(until: "stale after the expiry") { $0.isStale(.devicePresence) }
+        let expiredAt = wall()
+        #expect(script.calls == [.distantPast], "no backfill while the session is expired")
+        // Later, the app signs in again on the notifier itself; the restarted upstream goes live.
+        harness.clock.advance(by: .seconds(10))
+        await harness.notifier.update(userId: "u-1", organizationId: "o-1")
+        let second = try await harness.transport.waitForSubscription(
+            after: first.index, where: { $0 == .channel("vortex-app/user/u-1/device/*") })
+        second.send(.live)
+        try await harness.flush(until: "healed after the recovery") { !$0.isStale(.devicePresence) }
+        #expect(script.calls.count == 2)
+        let since = try #require(script.calls.last)
+        // The window starts when the session expired, not when it recovered 10 s later.
+        #expect(since <= expiredAt && since > expiredAt.addingTimeInterval(-2))
+    }
+
+    @Test("a switch that reports a window backfills every kind from the window's start")
+    @MainActor
+    func switchWithWindow() async throws {
+        let harness = StoreHarness()
+        let presence = BackfillScript()
+        let plans = Locked<[Date]>([])
+        harness.store.backfill(.devicePresence, presence.fetch)
+        harness.store.backfill(.plan) { since in
+            plans.withLock { $0.append(since) }
+            return []
+        }
+        let run = Task { await harness.store.run() }
+        defer { run.cancel() }
+        _ = try await harness.deviceUpstream()
+        try await harness.flush(until: "the initial load") { !$0.isStale(.devicePresence) && !$0.isStale(.plan) }
+        let graphQL = ScriptedTransport(dialect: .graphQL)
+        let switching = Task { try await harness.notifier.switchTransport(to: graphQL, because: .failover("test")) }
+        // Every upstream of the new transport goes live; the flushes advance the clock past the switch's settle.
+        var live = Set<Int>()
+        try await harness.flush(until: "the switch's window backfilled") { store in
+            for subscription in graphQL.subscriptions where !live.contains(subscription.index) {
+                subscription.send(.live)
+                live.insert(subscription.index)
+            }
+            return presence.calls.count == 2 && plans.withLock { $0.count } == 2 && !store.isStale(.devicePresence)
+        }
+        try await switching.value
+        #expect(presence.calls.last != .distantPast)
+        #expect(plans.withLock { $0.last } == presence.calls.last, "one window for every kind")
+    }
 }
