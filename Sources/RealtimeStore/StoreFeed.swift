@@ -57,6 +57,7 @@ final class StoreFeed: Sendable {
 
     /// Feeds the store until the calling task is cancelled. One run at a time: a second concurrent call returns at once.
     func run(notifier: BackendNotifier, store: RealtimeStore) async {
+        // Unbounded, yet small: each kind's planner has at most one call in flight or one retry waiting.
         let (jobs, jobsContinuation) = AsyncStream<Job>.makeStream()
         let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let started = state.withLock { state -> Bool in

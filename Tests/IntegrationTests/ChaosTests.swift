@@ -24,22 +24,10 @@ struct ChaosTests {
 
     @Test("every loss inside a reported window; no duplicates; no reordering", arguments: Transport.allCases)
     func chaos(transport kind: Transport) async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let seed = environment["VORTEX_CHAOS_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
-        let faultSeconds = environment["VORTEX_CHAOS_SECONDS"].flatMap(Double.init) ?? 8
-        print("chaos(\(kind.rawValue)): seed \(seed) (rerun with VORTEX_CHAOS_SEED=\(seed))")
-        var random = SplitMix64(seed: seed)
-
-        var configuration = LocalBackendConfiguration()
-        configuration.jwtSecret = Self.secret
-        // Short windows, so silent links are noticed within a second.
-        configuration.keepAliveInterval = .milliseconds(250)
-        configuration.connectionTimeoutMs = 1000
-        var logger = Logger(label: "chaos")
-        logger.logLevel = .critical
-        let server = LocalBackendServer(configuration: configuration, logger: logger)
-        let endpoints = try await server.start()
-        let proxy = try FaultInjectingProxy(upstreamPort: try #require(URL(string: endpoints.http)?.port))
+        let seed = ChaosRig.seed(for: "chaos(\(kind.rawValue))")
+        let faultSeconds = ProcessInfo.processInfo.environment["VORTEX_CHAOS_SECONDS"].flatMap(Double.init) ?? 8
+        let rig = try await ChaosRig.start(secret: Self.secret, label: "chaos")
+        let (server, endpoints, proxy, logger) = (rig.server, rig.endpoints, rig.proxy, rig.logger)
         defer { proxy.stop() }
         let token = try DevelopmentToken.make(secret: Self.secret, user: Self.user, ttl: .seconds(600))
         let connector = RedirectingConnector(base: NIOWebSocketConnector(), port: proxy.port)
@@ -74,33 +62,14 @@ struct ChaosTests {
         let firstCounted = sequence
 
         // Faults at seeded moments while publishing at 100/s, then a clean tail so every gap closes.
-        var faults: [(Date, String)] = []
-        var nextFault = clock.now + .milliseconds(Int(random.next(in: 500...2000)))
-        var blackholeEnds: ContinuousClock.Instant?
-        let faultsEnd = clock.now + .seconds(faultSeconds)
-        let end = faultsEnd + .seconds(4)
+        var schedule = FaultSchedule(seed: seed, from: clock.now, lasting: faultSeconds, spacing: 500...2000)
+        let end = schedule.faultsEnd + .seconds(4)
         while clock.now < end {
             await publish()
-            let now = clock.now
-            // A blackhole ends when its time is up, and at the latest when the faults end: the tail must be clean (a
-            // blackhole drawn late could otherwise last into it, and the tail's events would be lost, in a window).
-            if let ends = blackholeEnds, now >= min(ends, faultsEnd) {
-                proxy.closeAll()
-                blackholeEnds = nil
-            }
-            if now < faultsEnd, blackholeEnds == nil, now >= nextFault {
-                if random.next(in: 0...1) == 0 {
-                    proxy.closeAll()
-                    faults.append((Date(), "close"))
-                } else {
-                    proxy.blackholeAll()
-                    blackholeEnds = now + .milliseconds(Int(random.next(in: 1000...4000)))
-                    faults.append((Date(), "blackhole"))
-                }
-                nextFault = now + .milliseconds(Int(random.next(in: 500...2000)))
-            }
+            schedule.step(clock.now, proxy)
             try await Task.sleep(for: .milliseconds(10))
         }
+        let faults = schedule.faults
         let last = sequence - 1
         let settle = clock.now
         while (Self.sequences(probe).last ?? -1) < last, clock.now - settle < .seconds(10) {

@@ -25,21 +25,12 @@ struct StoreChaosTests {
 
     @Test("after faults and quiet the store equals GET /vortex/state; no entity ever went backwards", arguments: ["appsync", "graphql"])
     func converges(transport name: String) async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let seed = environment["VORTEX_CHAOS_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
-        let faultSeconds = environment["VORTEX_STORE_CHAOS_SECONDS"].flatMap(Double.init) ?? 60
-        print("store chaos(\(name)): seed \(seed) (rerun with VORTEX_CHAOS_SEED=\(seed))")
-        var random = SplitMix64(seed: seed)
-
-        var backendConfiguration = LocalBackendConfiguration()
-        backendConfiguration.jwtSecret = Self.secret
-        backendConfiguration.keepAliveInterval = .milliseconds(250)
-        backendConfiguration.connectionTimeoutMs = 1000
-        var logger = Logger(label: "store-chaos")
-        logger.logLevel = .critical
-        let server = LocalBackendServer(configuration: backendConfiguration, logger: logger)
-        let endpoints = try await server.start()
-        let proxy = try FaultInjectingProxy(upstreamPort: try #require(URL(string: endpoints.http)?.port))
+        let seed = ChaosRig.seed(for: "store chaos(\(name))")
+        let faultSeconds = ProcessInfo.processInfo.environment["VORTEX_STORE_CHAOS_SECONDS"].flatMap(Double.init) ?? 60
+        // The values published: their own sequence, so the faults' schedule is the same for a seed whatever is published.
+        var random = SplitMix64(seed: seed &+ 1)
+        let rig = try await ChaosRig.start(secret: Self.secret, label: "store-chaos")
+        let (server, endpoints, proxy, logger) = (rig.server, rig.endpoints, rig.proxy, rig.logger)
         defer { proxy.stop() }
         let token = try DevelopmentToken.make(secret: Self.secret, user: Self.identity.user, ttl: .seconds(900))
 
@@ -103,33 +94,17 @@ struct StoreChaosTests {
             _ = await server.bus.publish(event)
             published += 1
         }
-        var faults = 0
-        var nextFault = clock.now + .milliseconds(Int(random.next(in: 500...3000)))
-        var blackholeEnds: ContinuousClock.Instant?
         let started = clock.now
-        let faultsEnd = started + .seconds(faultSeconds)
-        let end = faultsEnd + .seconds(3)
+        var schedule = FaultSchedule(seed: seed, from: started, lasting: faultSeconds, spacing: 500...3000)
+        let end = schedule.faultsEnd + .seconds(3)
         while clock.now < end {
             // 100 events/s on average: catch up with the schedule after every pause.
             let due = Int((clock.now - started) / .milliseconds(10))
             while published < due { await publish() }
-            let now = clock.now
-            if let ends = blackholeEnds, now >= min(ends, faultsEnd) {
-                proxy.closeAll()
-                blackholeEnds = nil
-            }
-            if now < faultsEnd, blackholeEnds == nil, now >= nextFault {
-                if random.next(in: 0...1) == 0 {
-                    proxy.closeAll()
-                } else {
-                    proxy.blackholeAll()
-                    blackholeEnds = now + .milliseconds(Int(random.next(in: 1000...4000)))
-                }
-                faults += 1
-                nextFault = now + .milliseconds(Int(random.next(in: 500...3000)))
-            }
+            schedule.step(clock.now, proxy)
             try await Task.sleep(for: .milliseconds(10))
         }
+        let faults = schedule.faults.count
 
         // Quiet: the store must become current and equal the backend's state.
         let reference = try StoreStateDocument.canonical(stateBody: try await endpoint.fetch())

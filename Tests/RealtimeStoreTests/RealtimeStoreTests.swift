@@ -37,6 +37,22 @@ struct StoreHarness {
         try await transport.waitForSubscription(where: { $0 == .channel("vortex-app/user/\(user)/device/*") })
     }
 
+    /// Registers `script` as the presence backfill, starts the store, makes the device upstream live with `t-1` online
+    /// (at 10 s), and waits until the store holds it and the initial load is done. Cancel the returned task.
+    @MainActor
+    func startWithDevice(_ script: BackfillScript) async throws -> (run: Task<Void, Never>, upstream: ScriptedTransport.Subscription) {
+        store.backfill(.devicePresence, script.fetch)
+        let store = store
+        let run = Task { await store.run() }
+        let upstream = try await deviceUpstream()
+        upstream.send(.live)
+        upstream.send(json: Self.presenceJSON("t-1", online: true, at: 10))
+        try await flush(until: "t-1 and the initial load") { store in
+            store.devices["t-1"] != nil && !store.isStale(.devicePresence)
+        }
+        return (run, upstream)
+    }
+
     /// Advances the clock a flush interval at a time until `condition` holds on the main actor.
     func flush(until what: String, _ condition: @escaping @MainActor @Sendable (RealtimeStore) -> Bool) async throws {
         let store = store
@@ -105,15 +121,8 @@ struct RealtimeStoreTests {
     func gapHealed() async throws {
         let harness = StoreHarness()
         let script = BackfillScript()
-        harness.store.backfill(.devicePresence, script.fetch)
-        let run = Task { await harness.store.run() }
+        let (run, upstream) = try await harness.startWithDevice(script)
         defer { run.cancel() }
-        let upstream = try await harness.deviceUpstream()
-        upstream.send(.live)
-        upstream.send(json: StoreHarness.presenceJSON("t-1", online: true, at: 10))
-        try await harness.flush(until: "the live event and the initial load") { store in
-            store.devices["t-1"] != nil && !store.isStale(.devicePresence)
-        }
         script.answer(.failure(BackfillScriptError()))
         // The backfill returns the device's newer value, and an older one of t-1 that a live event already beat.
         script.answer(.success([StoreHarness.presence("t-1", online: false, at: 30), StoreHarness.presence("t-1", online: true, at: 5)]))
@@ -137,13 +146,8 @@ struct RealtimeStoreTests {
     func identityChange() async throws {
         let harness = StoreHarness()
         let script = BackfillScript()
-        harness.store.backfill(.devicePresence, script.fetch)
-        let run = Task { await harness.store.run() }
+        let (run, first) = try await harness.startWithDevice(script)
         defer { run.cancel() }
-        let first = try await harness.deviceUpstream()
-        first.send(.live)
-        first.send(json: StoreHarness.presenceJSON("t-1", online: true, at: 10))
-        try await harness.flush(until: "u-1's device") { $0.devices["t-1"] != nil }
         await harness.store.update(userId: "u-2", organizationId: "o-1")
         #expect(harness.store.devices.isEmpty)
         #expect(harness.store.isStale(.devicePresence))
