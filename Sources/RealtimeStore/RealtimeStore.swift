@@ -104,6 +104,8 @@ public final class RealtimeStore {
     }
 
     private func changeIdentity(userId: String?, organizationId: String?) async {
+        // Synchronously, before anything suspends: a batch of the previous identity still on its way here is dropped.
+        let readersStopped = feed.beginIdentityChange()
         devices = [:]
         organization = OrganizationState()
         roleChange = nil
@@ -111,12 +113,13 @@ public final class RealtimeStore {
         staleKinds = Set(StoreFeed.kinds)
         lastBackfillFailure = nil
         signalChange()
-        await feed.beginIdentityChange()
+        _ = await readersStopped?.wait()
         await notifier.update(userId: userId, organizationId: organizationId)
         feed.endIdentityChange()
     }
 
     func apply(_ batch: StoreBatch) {
+        guard feed.isCurrent(batch) else { return }
         if batch.changed.contains(.devices) { devices = batch.snapshot.devices }
         if batch.changed.contains(.organization) { organization = batch.snapshot.organization }
         if batch.changed.contains(.roleChange) { roleChange = batch.snapshot.roleChange }

@@ -29,6 +29,8 @@ struct StoreBatch: Sendable {
         init(rawValue: Int) { self.rawValue = rawValue }
     }
 
+    /// The identity generation it was drained in.
+    let generation: Int
     let snapshot: StoreSnapshot
     let changed: Parts
     let stale: Set<VortexEventKind>

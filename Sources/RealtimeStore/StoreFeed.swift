@@ -141,16 +141,17 @@ final class StoreFeed: Sendable {
                 state.changedEntities = []
             }
             return StoreBatch(
-                snapshot: state.ledger.snapshot, changed: state.changed, stale: state.stale, statistics: state.statistics,
-                failure: state.failure)
+                generation: state.generation, snapshot: state.ledger.snapshot, changed: state.changed, stale: state.stale,
+                statistics: state.statistics, failure: state.failure)
         }
     }
 
     // MARK: Identity
 
-    /// Another identity is being signed in: the streams stop (this returns once their observers have left, so no
-    /// event of the previous identity is read afterwards), the state empties, and every kind is stale.
-    func beginIdentityChange() async {
+    /// Another identity is being signed in: the generation changes at once (a batch of the previous one that has not
+    /// reached the main actor yet is dropped there), the state empties, every kind is stale, and the streams stop. The
+    /// returned signal fires once their observers have left, so no event of the previous identity is read afterwards.
+    func beginIdentityChange() -> OneShotSignal<Void>? {
         let now = wallClock.now()
         let (jobs, stopped) = state.withLock { state -> ([Job], OneShotSignal<Void>?) in
             state.generation += 1
@@ -165,8 +166,11 @@ final class StoreFeed: Sendable {
             return (Self.kinds.flatMap { handle($0, .interrupted(since: now), &state) }, state.readersStopped)
         }
         start(jobs)
-        _ = await stopped?.wait()
+        return stopped
     }
+
+    /// Whether `batch` was drained in the current generation (the store drops it otherwise).
+    func isCurrent(_ batch: StoreBatch) -> Bool { state.withLock { $0.generation == batch.generation } }
 
     /// The notifier has the new identity: its streams are read again, and every kind is backfilled from the start.
     func endIdentityChange() {
