@@ -23,7 +23,8 @@ final class StoreFeed: Sendable {
         var changing: OneShotSignal<Void> = OneShotSignal()
         /// Fired when the current generation's readers have stopped (their streams ended, their observers left).
         var readersStopped: OneShotSignal<Void>?
-        /// Streams that stopped delivering when the session expired or the user signed out, and since when.
+        /// Streams not yet live since a load (or since the session expired or the user signed out), and since when: their
+        /// first `live` or `resumed` opens a window from there.
         var interruptedStreams: [String: Date] = [:]
         var changedEntities: Set<StoreLedger.Entity> = []
         var changed: StoreBatch.Parts = []
@@ -76,7 +77,7 @@ final class StoreFeed: Sendable {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.readStreams(notifier) }
             group.addTask { await self.flush(wakes, to: store) }
-            handle(all: .reset(now: wallClock.now()))
+            startGeneration()
             for await job in jobs { group.addTask(operation: job) }
         }
     }
@@ -92,13 +93,15 @@ final class StoreFeed: Sendable {
             defer { stopped.fire() }
             // Only an identity change (or cancellation) ends a generation: streams that end (the notifier was shut down)
             // leave nothing to read, and are not observed again in a loop.
+            // Observed before the value streams start their upstreams, so no `live` of theirs is missed.
+            let connectionEvents = await notifier.connectionEvents()
             await withTaskGroup(of: Bool.self) { group in
                 group.addTask {
                     _ = await changing.wait()
                     return true
                 }
                 group.addTask {
-                    for await event in await notifier.connectionEvents() { self.connectionEvent(event, generation: generation) }
+                    for await event in connectionEvents { self.connectionEvent(event, generation: generation) }
                     return false
                 }
                 func read<Output: Sendable>(_ stream: AsyncStream<Output>, _ wrap: @escaping @Sendable (Output) -> VortexEvent) {
@@ -175,7 +178,19 @@ final class StoreFeed: Sendable {
     /// The notifier has the new identity: its streams are read again, and every kind is backfilled from the start.
     func endIdentityChange() {
         state.withLock { $0.ready }.fire()
-        handle(all: .reset(now: wallClock.now()))
+        startGeneration()
+    }
+
+    /// Loads everything (`since` = `Date.distantPast`) now, and again from now once each stream is live: what is
+    /// published between the first load and the subscription's confirmation reaches the store neither way otherwise.
+    /// (A stream that was already live, through another observer, delivers from the moment the store observes it.)
+    private func startGeneration() {
+        let now = wallClock.now()
+        start(
+            state.withLock { state in
+                for upstream in NotifierUpstream.allCases { state.interruptedStreams[upstream.rawValue] = now }
+                return Self.kinds.flatMap { handle($0, .reset(now: now), &state) }
+            })
     }
 
     // MARK: Events
@@ -226,9 +241,11 @@ final class StoreFeed: Sendable {
             case .transportSwitched(_, _, let gap, _):
                 if gap.duration > 0 { open(nil, gap) }
             case .sessionExpired, .signedOut:
-                for upstream in NotifierUpstream.allCases where state.interruptedStreams[upstream.rawValue] == nil {
-                    state.interruptedStreams[upstream.rawValue] = now
-                    for kind in Self.kinds(of: upstream.rawValue) { jobs += handle(kind, .interrupted(since: now), &state) }
+                for upstream in NotifierUpstream.allCases {
+                    // The earliest instant a stream may have missed events from (an earlier one is kept).
+                    let since = state.interruptedStreams[upstream.rawValue] ?? now
+                    state.interruptedStreams[upstream.rawValue] = since
+                    for kind in Self.kinds(of: upstream.rawValue) { jobs += handle(kind, .interrupted(since: since), &state) }
                 }
             case .networkError, .streamFailed, .suspended:
                 break
@@ -252,10 +269,6 @@ final class StoreFeed: Sendable {
     }
 
     // MARK: Backfill
-
-    private func handle(all event: BackfillPlanner.Event) {
-        start(state.withLock { state in Self.kinds.flatMap { handle($0, event, &state) } })
-    }
 
     private func handle(_ kind: VortexEventKind, _ event: BackfillPlanner.Event) {
         start(state.withLock { handle(kind, event, &$0) })

@@ -104,7 +104,8 @@ struct RealtimeStoreTests {
         try await harness.flush(until: "t-1's newest presence and t-2 from the backfill") { store in
             store.devices["t-1"]?.presence?.payload.timestamp == "2026-11-26T10:00:05Z" && store.devices["t-2"] != nil
         }
-        #expect(script.calls == [.distantPast])
+        // Everything at start, then again from the start once the stream is live (what was published in between).
+        #expect(script.calls == [.distantPast, Date(timeIntervalSince1970: 1_800_000_000)])
         #expect(!harness.store.isStale(.devicePresence))
         // Kinds without a registered backfill cannot be healed: they stay stale.
         #expect(harness.store.isStale(.plan))
@@ -123,6 +124,7 @@ struct RealtimeStoreTests {
         let script = BackfillScript()
         let (run, upstream) = try await harness.startWithDevice(script)
         defer { run.cancel() }
+        let loads = script.calls.count
         script.answer(.failure(BackfillScriptError()))
         // The backfill returns the device's newer value, and an older one of t-1 that a live event already beat.
         script.answer(.success([StoreHarness.presence("t-1", online: false, at: 30), StoreHarness.presence("t-1", online: true, at: 5)]))
@@ -134,8 +136,8 @@ struct RealtimeStoreTests {
         try await harness.flush(until: "the retry healed the gap") { store in
             !store.isStale(.devicePresence) && store.devices["t-1"]?.presence?.payload.online == false
         }
-        #expect(script.calls.count == 3)
-        #expect(script.calls.dropFirst().allSatisfy { $0 == gap.start })
+        #expect(script.calls.count == loads + 2)
+        #expect(script.calls.dropFirst(loads).allSatisfy { $0 == gap.start })
         #expect(harness.store.devices["t-1"]?.presence?.origin == .backfill)
         #expect(harness.store.statistics.older == 1)
         #expect(harness.store.statistics.backfillFailures == 1)
@@ -160,7 +162,7 @@ struct RealtimeStoreTests {
             store.devices["t-9"] != nil && !store.isStale(.devicePresence)
         }
         #expect(harness.store.devices["t-1"] == nil)
-        #expect(script.calls == [.distantPast, .distantPast])
+        #expect(script.calls.filter { $0 == .distantPast }.count == 2, "each identity loaded from the start")
     }
     @Test("an expired session: stale at once, no call meanwhile; the first live after recovery backfills from the expiry")
     @MainActor
@@ -173,11 +175,12 @@ struct RealtimeStoreTests {
         let first = try await harness.deviceUpstream()
         first.send(.live)
         try await harness.flush(until: "the initial load") { !$0.isStale(.devicePresence) }
+        let loads = script.calls.count
         func wall() -> Date { Date(timeIntervalSince1970: 1_800_000_000 + Double(harness.clock.now.offset.components.seconds)) }
         first.finish(throwing: RealtimeError.sessionExpired("refused"))
         try await harness.flush(until: "stale after the expiry") { $0.isStale(.devicePresence) }
         let expiredAt = wall()
-        #expect(script.calls == [.distantPast], "no backfill while the session is expired")
+        #expect(script.calls.count == loads, "no backfill while the session is expired")
         // Later, the app signs in again on the notifier itself; the restarted upstream goes live.
         harness.clock.advance(by: .seconds(10))
         await harness.notifier.update(userId: "u-1", organizationId: "o-1")
@@ -185,7 +188,7 @@ struct RealtimeStoreTests {
             after: first.index, where: { $0 == .channel("vortex-app/user/u-1/device/*") })
         second.send(.live)
         try await harness.flush(until: "healed after the recovery") { !$0.isStale(.devicePresence) }
-        #expect(script.calls.count == 2)
+        #expect(script.calls.count == loads + 1)
         let since = try #require(script.calls.last)
         // The window starts when the session expired, not when it recovered 10 s later.
         #expect(since <= expiredAt && since > expiredAt.addingTimeInterval(-2))
@@ -202,23 +205,50 @@ struct RealtimeStoreTests {
             plans.withLock { $0.append(since) }
             return []
         }
+        let events = ValueRecorder(await harness.notifier.connectionEvents())
         let run = Task { await harness.store.run() }
         defer { run.cancel() }
-        _ = try await harness.deviceUpstream()
-        try await harness.flush(until: "the initial load") { !$0.isStale(.devicePresence) && !$0.isStale(.plan) }
+        // Every upstream of a transport goes live as it appears (the flushes also advance the clock past the switch's
+        // settle).
+        var live = Set<String>()
+        func goLive(_ transport: ScriptedTransport) {
+            for subscription in transport.subscriptions where live.insert("\(transport.name)-\(subscription.index)").inserted {
+                subscription.send(.live)
+            }
+        }
+        try await harness.flush(until: "loaded, and again from the start once live") { store in
+            goLive(harness.transport)
+            return presence.calls.count == 2 && plans.withLock { $0.count } == 2 && !store.isStale(.devicePresence)
+                && !store.isStale(.plan)
+        }
         let graphQL = ScriptedTransport(dialect: .graphQL)
         let switching = Task { try await harness.notifier.switchTransport(to: graphQL, because: .failover("test")) }
-        // Every upstream of the new transport goes live; the flushes advance the clock past the switch's settle.
-        var live = Set<Int>()
         try await harness.flush(until: "the switch's window backfilled") { store in
-            for subscription in graphQL.subscriptions where !live.contains(subscription.index) {
-                subscription.send(.live)
-                live.insert(subscription.index)
-            }
-            return presence.calls.count == 2 && plans.withLock { $0.count } == 2 && !store.isStale(.devicePresence)
+            goLive(graphQL)
+            return presence.calls.count == 3 && plans.withLock { $0.count } == 3 && !store.isStale(.devicePresence)
         }
         try await switching.value
-        #expect(presence.calls.last != .distantPast)
-        #expect(plans.withLock { $0.last } == presence.calls.last, "one window for every kind")
+        let gap = try #require(
+            events.values.compactMap { event -> GapWindow? in
+                if case .transportSwitched(_, _, let gap, .failover) = event { gap } else { nil }
+            }.first)
+        #expect(gap.duration > 0)
+        #expect(presence.calls.last == gap.start)
+        #expect(plans.withLock { $0.last } == gap.start, "one window for every kind")
     }
+}
+
+/// Records every value of a stream as it arrives.
+final class ValueRecorder<Value: Sendable>: Sendable {
+    private let recorded = Locked<[Value]>([])
+    private let task: Task<Void, Never>
+
+    init(_ stream: AsyncStream<Value>) {
+        let recorded = recorded
+        task = Task { for await value in stream { recorded.withLock { $0.append(value) } } }
+    }
+
+    var values: [Value] { recorded.withLock { $0 } }
+
+    deinit { task.cancel() }
 }
