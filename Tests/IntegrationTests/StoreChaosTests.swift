@@ -23,6 +23,13 @@ struct StoreChaosTests {
     static let organization = "o-1"
     static let identity = DrillIdentity(user: "u-1", organization: organization, deviceGroup: "g-1")
 
+    /// Whether the store equals `reference` (the backend's state) with nothing stale.
+    @MainActor
+    static func isCurrent(_ store: RealtimeStore, _ reference: String) -> Bool {
+        let json = try? StoreStateDocument.json(of: store, organizationId: organization, userId: identity.user)
+        return json == reference && store.staleKinds.isEmpty
+    }
+
     @Test("after faults and quiet the store equals GET /vortex/state; no entity ever went backwards", arguments: ["appsync", "graphql"])
     func converges(transport name: String) async throws {
         let seed = ChaosRig.seed(for: "store chaos(\(name))")
@@ -108,18 +115,26 @@ struct StoreChaosTests {
 
         // Quiet: the store must become current and equal the backend's state.
         let reference = try StoreStateDocument.canonical(stateBody: try await endpoint.fetch())
-        var current = ""
-        var stale: Set<VortexEventKind> = []
-        let quiet = clock.now
-        repeat {
-            try await Task.sleep(for: .milliseconds(100))
-            (current, stale) = try await MainActor.run {
-                (
-                    try StoreStateDocument.json(of: store, organizationId: Self.organization, userId: Self.identity.user),
-                    store.staleKinds
-                )
+        // Checked after every change of the store (it can only become current by changing), for at most 30 s.
+        let changes = await store.changes()
+        if await !Self.isCurrent(store, reference) {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await _ in changes {
+                        if await Self.isCurrent(store, reference) { return }
+                    }
+                }
+                group.addTask { try? await Task.sleep(for: .seconds(30)) }
+                await group.next()
+                group.cancelAll()
             }
-        } while (current != reference || !stale.isEmpty) && clock.now - quiet < .seconds(30)
+        }
+        let (current, stale) = try await MainActor.run {
+            (
+                try StoreStateDocument.json(of: store, organizationId: Self.organization, userId: Self.identity.user),
+                store.staleKinds
+            )
+        }
         let statistics = await MainActor.run { store.statistics }
         feeding.cancel()
         watching.cancel()
