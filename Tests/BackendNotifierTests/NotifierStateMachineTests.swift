@@ -61,7 +61,7 @@ struct NotifierStateMachineTests {
         let script = Script()
         #expect(
             script.on(.observed(.role)) == [
-                Self.start(.role, 1), .followStates(transport: 0, watch: 1), .publishState(.connecting), Self.networkTimer(2),
+                Self.start(.role, 1), .followStates(transport: 0), .publishState(.connecting), Self.networkTimer(2),
             ])
         #expect(script.on(.observed(.role)) == [])
         #expect(script.on(.observed(.organization)) == [Self.start(.organization, 3)])
@@ -222,15 +222,15 @@ struct NotifierStateMachineTests {
     func transportStates() {
         let script = Script()
         script.given(.observed(.role))
-        #expect(script.on(.transportStateChanged(.connecting, watch: 1)) == [.metric(.connectionAttempt(transport: "appsync"))])
+        #expect(script.on(.transportStateChanged(.connecting, transport: 0)) == [.metric(.connectionAttempt(transport: "appsync"))])
         #expect(
-            script.on(.transportStateChanged(.connected, watch: 1), after: 1) == [.publishState(.live), .cancelTimer(.networkError)])
+            script.on(.transportStateChanged(.connected, transport: 0), after: 1) == [.publishState(.live), .cancelTimer(.networkError)])
         #expect(
-            script.on(.transportStateChanged(.reconnecting(attempt: 1, delay: .seconds(10)), watch: 1), after: 5) == [
+            script.on(.transportStateChanged(.reconnecting(attempt: 1, delay: .seconds(10)), transport: 0), after: 5) == [
                 .metric(.connected(seconds: 5, transport: "appsync")), .metric(.reconnect(transport: "appsync")),
                 .publishState(.reconnecting), Self.networkTimer(3),
             ])
-        #expect(script.on(.transportStateChanged(.connected, watch: 7)) == [], "a stale following")
+        #expect(script.on(.transportStateChanged(.connected, transport: 5)) == [], "a stale following")
         #expect(
             script.on(.timerFired(.networkError, token: 3)) == [
                 .log(
@@ -239,12 +239,12 @@ struct NotifierStateMachineTests {
             ])
         // Reported once per offline episode: not again until live.
         #expect(
-            script.on(.transportStateChanged(.connecting, watch: 1)) == [
+            script.on(.transportStateChanged(.connecting, transport: 0)) == [
                 .metric(.connectionAttempt(transport: "appsync")), .publishState(.connecting),
             ])
-        #expect(script.on(.transportStateChanged(.connected, watch: 1)) == [.publishState(.live)])
+        #expect(script.on(.transportStateChanged(.connected, transport: 0)) == [.publishState(.live)])
         #expect(
-            script.on(.transportStateChanged(.disconnected(.failed(.reconnectAttemptsExhausted(2))), watch: 1)) == [
+            script.on(.transportStateChanged(.disconnected(.failed(.reconnectAttemptsExhausted(2))), transport: 0)) == [
                 .metric(.connected(seconds: 0, transport: "appsync")),
                 .log(
                     Machine.LogEntry.warning("network error", ["detail": RealtimeError.reconnectAttemptsExhausted(2).description])),
@@ -255,7 +255,7 @@ struct NotifierStateMachineTests {
     @Test("a network-error timer that was cancelled and fires anyway (a race) changes nothing")
     func staleTimer() {
         let script = Script()
-        script.given(.observed(.role), .transportStateChanged(.connected, watch: 1))
+        script.given(.observed(.role), .transportStateChanged(.connected, transport: 0))
         #expect(script.on(.timerFired(.networkError, token: 2)) == [])
     }
 
@@ -320,7 +320,7 @@ struct NotifierStateMachineTests {
         let script = Script()
         script.given(
             .observed(.role), .observed(.revoke), .upstreamLive(run(.role, 1)), .upstreamLive(run(.revoke, 3)),
-            .transportStateChanged(.connected, watch: 1))
+            .transportStateChanged(.connected, transport: 0))
         return script
     }
 
@@ -346,7 +346,7 @@ struct NotifierStateMachineTests {
         #expect(
             script.on(.timerFired(.switchSettle, token: 8), after: 0.5) == [
                 .cutOver(switch: 4), .stopUpstream(Self.run(.role, 1)), .stopUpstream(Self.run(.revoke, 3)), .stopFollowingStates,
-                .metric(.connected(seconds: 1.5, transport: "appsync")), .activate(Self.graphql), .followStates(transport: 1, watch: 3),
+                .metric(.connected(seconds: 1.5, transport: "appsync")), .activate(Self.graphql), .followStates(transport: 1),
                 .publishState(.connecting), Self.networkTimer(9), .armTimer(.overlapEnd, token: 10, after: .seconds(2)),
                 .disconnect(transport: 0, token: 11),
             ])
@@ -384,7 +384,7 @@ struct NotifierStateMachineTests {
         // The old transport reconnects during the overlap.
         let script = Self.liveOnAppSync()
         script.given(.switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1))
-        script.given(.transportStateChanged(.reconnecting(attempt: 1, delay: .seconds(1)), watch: 1))
+        script.given(.transportStateChanged(.reconnecting(attempt: 1, delay: .seconds(1)), transport: 0))
         script.given(.upstreamLive(Self.run(.role, 5)))
         script.on(.upstreamLive(Self.run(.revoke, 6)), after: 1)
         script.on(.timerFired(.switchSettle, token: 9))

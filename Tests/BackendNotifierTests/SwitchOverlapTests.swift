@@ -28,7 +28,7 @@ struct SwitchOverlapTests {
         func overlap(_ upstream: Upstream) -> SwitchOverlap {
             SwitchOverlap(
                 upstream: upstream, router: router, events: events, old: SwitchOverlap.Side(dialect: .appSyncChannels, name: "appsync"),
-                new: SwitchOverlap.Side(dialect: .graphQL, name: "graphql"), wallClock: .system)
+                new: SwitchOverlap.Side(dialect: .graphQL, name: "graphql"))
         }
     }
 

@@ -14,11 +14,7 @@ extension BackendNotifier {
     /// is in place before anything suspends, and identity updates, switches, suspension and resumption run one at a
     /// time, so no upstream ever subscribes with another identity than the current one.
     public func update(userId: String?, organizationId: String?) async {
-        let operation = newOperation()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            waiters[operation] = .plain(continuation)
-            receive(.updateRequested(NotifierStateMachine.Identity(userId: userId, organizationId: organizationId), operation: operation))
-        }
+        try? await run { .updateRequested(NotifierStateMachine.Identity(userId: userId, organizationId: organizationId), operation: $0) }
     }
 
     // MARK: App lifecycle
@@ -34,11 +30,7 @@ extension BackendNotifier {
     /// check it at once (a link the platform froze in the background is found and replaced now, not after a
     /// keep-alive timeout).
     public func enterForeground() async {
-        let operation = newOperation()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            waiters[operation] = .plain(continuation)
-            receive(.enteredForeground(operation: operation))
-        }
+        try? await run { .enteredForeground(operation: $0) }
     }
 
     /// Whether the background grace delay has passed and the connection is closed.
@@ -49,15 +41,11 @@ extension BackendNotifier {
     /// Moves every observed stream to `newTransport` without ending any observer's stream (apps switch with
     /// `RealtimeStack.switchTransport(to:)`, the one public way, which keeps no record of its own).
     ///
-    /// Make-before-break: the new transport subscribes every observed upstream while the old one keeps delivering;
-    /// once every new subscription is live (AppSync: `subscribe_success`; GraphQL: the first `next`, or
-    /// `liveConfirmationWindow` without an error) and the old one has delivered for 500 ms more (what was on its way
-    /// over the old link), the old runs stop and the new ones deliver what they received meanwhile, minus what the old
-    /// transport already delivered (`EventIdentity`), in one step; then the old transport is disconnected. A `.requested` switch over a live old transport therefore reports an empty window
-    /// (``NotifierConnectionEvent/transportSwitched(from:to:gap:reason:)`` with `gap.duration == 0`: nothing may be
-    /// missing); failover and failback report the transports' gap rule window (from `gapSafetyMargin` before the
-    /// switch began to its end). The connection state, metrics and events follow the new transport from the cut-over
-    /// on. Runs one at a time with identity updates, other switches, suspension and resumption.
+    /// Make-before-break, as `NotifierStateMachine` describes: the old transport delivers until every new
+    /// subscription is live and ``NotifierConfiguration/switchSettle`` has passed, then the new runs deliver what they
+    /// held minus what the old one delivered (`EventIdentity`). A `.requested` switch over a live old transport reports
+    /// an empty window; failover and failback report the gap rule's window. Runs one at a time with identity updates,
+    /// other switches, suspension and resumption.
     ///
     /// - Parameter onlyFromOtherDialect: do nothing when the active transport already speaks `newTransport`'s dialect
     ///   (decided when the switch's turn comes, so concurrent switches to the same kind switch once).
@@ -67,15 +55,8 @@ extension BackendNotifier {
     package func switchTransport(
         to newTransport: any RealtimeTransport, because reason: TransportSwitchReason = .requested, onlyFromOtherDialect: Bool = false
     ) async throws {
-        let operation = newOperation()
-        let id = nextTransportID
-        nextTransportID += 1
-        transports[id] = newTransport
-        let target = NotifierStateMachine.TransportRef(id: id, name: newTransport.name, dialect: newTransport.dialect)
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            waiters[operation] = .throwing(continuation)
-            receive(.switchRequested(target: target, reason: reason, onlyFromOtherDialect: onlyFromOtherDialect, operation: operation))
-        }
+        let target = transports.add(newTransport)
+        try await run { .switchRequested(target: target, reason: reason, onlyFromOtherDialect: onlyFromOtherDialect, operation: $0) }
     }
 
     /// A subscription that proves a transport can serve this user (the role stream's), for health probes.
@@ -92,18 +73,13 @@ extension BackendNotifier {
     /// for afterwards end at once. What `RealtimeStack.shutdown()` does to the notifier; releasing the notifier does
     /// the same, without waiting for the disconnects.
     package func shutdown() async {
-        var disconnecting: [any RealtimeTransport] = []
-        for action in machine.handle(.shutdown, now: wallClock.now()) {
-            if case .disconnect(let id, _) = action {
-                if let transport = transports[id] { disconnecting.append(transport) }
-            } else {
-                perform(action)
-            }
-        }
+        let actions = machine.handle(.shutdown, now: wallClock.now())
+        // Every action but the disconnects, which shutdown waits for itself.
+        perform(actions.filter { if case .disconnect = $0 { false } else { true } })
         hubs.finishAll()
         events.finish()
         states.finish()
-        for transport in disconnecting { await transport.disconnect() }
+        for case .disconnect(let id, _) in actions { await transports[id]?.disconnect() }
         scope.close()
     }
 }

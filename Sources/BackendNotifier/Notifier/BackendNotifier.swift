@@ -5,14 +5,8 @@ import SubscriberCore
 
 /// The app-facing notifier: typed streams of the Vortex backend events, on whichever transport is configured.
 ///
-/// Two APIs over the same upstream subscriptions, and both work on both transports:
-/// - the merged legacy API: ``deviceValues()``, ``archiveValues()``, ``organizationValues()``, ``roleValues()``,
-///   ``revokeValues()``;
-/// - the nine-method API: ``devicePresenceValues()``, ``deviceRecordingValues()``, ``deviceFirmwareValues()``,
-///   ``archiveValues()``, ``licenseValues()``, ``planValues()``, ``aiSettingsValues()``, ``roleValues()``,
-///   ``revokeValues()``.
-///
-/// Observers' streams never end on their own: not on reconnects, identity changes, background/foreground or a
+/// Two APIs over the same upstream subscriptions, both on both transports: the merged legacy API and the nine-method
+/// API (see the catalog's articles). Observers' streams never end on their own: not on reconnects, identity changes, background/foreground or a
 /// transport switch; only when the notifier is shut down (`RealtimeStack.shutdown()`) or released. What they may have
 /// missed is reported on ``connectionEvents()``. Many observers of one method share one upstream subscription, which
 /// ends when the last observer cancels.
@@ -22,18 +16,6 @@ import SubscriberCore
 /// out (start or stop an upstream, disconnect a transport, emit an event, publish a state, arm a timer, return from an
 /// operation) is performed here.
 public actor BackendNotifier {
-    /// A running upstream: its pump's task and where its events go.
-    struct Pump {
-        let task: ScopedTask
-        let delivery: UpstreamDelivery
-    }
-
-    /// The caller of an operation (an identity update, a switch, a resumption), waiting for it to take effect.
-    enum Waiter {
-        case plain(CheckedContinuation<Void, Never>)
-        case throwing(CheckedContinuation<Void, any Error>)
-    }
-
     let configuration: NotifierConfiguration
     let hubs: NotifierHubs
     let router: EventRouter
@@ -42,8 +24,7 @@ public actor BackendNotifier {
     let wallClock: WallClock
     let logger: Logger
     let metrics: NotifierMetrics
-    /// The active transport's name, readable from the delivery path without hopping onto the actor.
-    let activeName: Locked<String>
+    let losses: LossReporter
     let states = StateBroadcaster<NotifierConnectionState>(.offline, keepingNewest: 16)
     /// Every background task of the notifier (upstream pumps, the state follower, timers, disconnects) runs in this
     /// scope; releasing the notifier cancels them all.
@@ -51,16 +32,17 @@ public actor BackendNotifier {
 
     /// Every decision: what runs, which transport is active, which operation runs and which wait.
     var machine: NotifierStateMachine
-    /// The transports the machine refers to: the active one and, during a switch, the new one.
-    var transports: [Int: any RealtimeTransport]
-    var nextTransportID = 1
-    var nextOperationID = 0
-    var pumps: [NotifierStateMachine.RunID: Pump] = [:]
-    /// Each switch's overlap, per upstream, until the machine ends it.
-    var overlaps: [Int: [Upstream: SwitchOverlap]] = [:]
-    var timers: [NotifierStateMachine.Timer: ScopedTask] = [:]
-    var stateFollower: ScopedTask?
-    var waiters: [Int: Waiter] = [:]
+    var transports: TransportTable
+    var runs = UpstreamRuns()
+    /// The armed timers and the state follower, each replaced when the machine arms or follows again.
+    var chores: [Chore: ScopedTask] = [:]
+    var waiters = OperationWaiters()
+
+    /// A background task the machine replaces or cancels by name.
+    enum Chore: Hashable {
+        case timer(NotifierStateMachine.Timer)
+        case stateFollower
+    }
 
     /// Creates a notifier on `transport` for a signed-in user (`userId` `nil` means signed out: no connection).
     /// - Parameters:
@@ -87,27 +69,20 @@ public actor BackendNotifier {
     ) {
         let metrics = NotifierMetrics(factory: metricsFactory)
         let events = StreamHub<NotifierConnectionEvent>(name: "connectionEvents", policy: ObserverBufferPolicy(limit: 256)) { _, _ in }
-        let activeName = Locked(transport.name)
-        let hubs = NotifierHubs(policy: configuration.bufferPolicy, metrics: metrics) { stream, count in
-            metrics.bufferDrop(stream: stream, count: count)
-            logger.warning("observer buffer full; dropped values", metadata: ["stream": "\(stream)", "count": "\(count)"])
-            let now = wallClock.now()
-            let loss = LossReport(
-                count: count, window: GapWindow(start: now.addingTimeInterval(-EventRouter.lossMargin), end: now), reason: .bufferOverflow)
-            events.yield(.eventsLost(stream: stream, transport: activeName.withLock { $0 }, loss: loss))
-        }
+        let losses = LossReporter(
+            events: events, activeName: Locked(transport.name), wallClock: wallClock, lossMargin: configuration.lossMargin.timeInterval)
+        let hubs = NotifierHubs(
+            policy: configuration.bufferPolicy, metrics: metrics, onDrop: losses.bufferOverflow(metrics: metrics, logger: logger))
         self.configuration = configuration
         self.hubs = hubs
-        self.router = EventRouter(hubs: hubs, filter: filter, metrics: metrics, logger: logger, wallClock: wallClock) { stream, loss in
-            events.yield(.eventsLost(stream: stream, transport: activeName.withLock { $0 }, loss: loss))
-        }
+        self.router = EventRouter(hubs: hubs, filter: filter, metrics: metrics, logger: logger, wallClock: wallClock, losses: losses)
         self.events = events
-        self.activeName = activeName
+        self.losses = losses
         self.clock = clock
         self.wallClock = wallClock
         self.logger = logger
         self.metrics = metrics
-        self.transports = [0: transport]
+        self.transports = TransportTable(transport)
         self.machine = NotifierStateMachine(
             settings: NotifierStateMachine.Settings(configuration),
             identity: NotifierStateMachine.Identity(userId: userId, organizationId: organizationId),
@@ -122,34 +97,6 @@ public actor BackendNotifier {
         events.finish()
         states.finish()
     }
-
-    // MARK: The merged legacy API
-
-    /// Device presence, recording and firmware changes, merged (legacy `subscribeDeviceState`).
-    public func deviceValues() -> AsyncStream<DeviceStateOutput> { observe(hubs.deviceMerged, .device) }
-    /// Archive state changes (shared by both APIs).
-    public func archiveValues() -> AsyncStream<ArchiveStateOutput> { observe(hubs.archive, .archive) }
-    /// Licence phase, plan and AI settings changes, merged (legacy `subscribeOrganizationState`).
-    public func organizationValues() -> AsyncStream<OrganizationStateOutput> { observe(hubs.organizationMerged, .organization) }
-    /// Role changes of the signed-in user (shared by both APIs).
-    public func roleValues() -> AsyncStream<RoleChangeOutput> { observe(hubs.role, .role) }
-    /// Token revocations of the signed-in user (shared by both APIs).
-    public func revokeValues() -> AsyncStream<UserTokenRevokeOutput> { observe(hubs.revoke, .revoke) }
-
-    // MARK: The nine-method API
-
-    /// `device/presenceChanged`.
-    public func devicePresenceValues() -> AsyncStream<DevicePresenceOutput> { observe(hubs.presence, .device) }
-    /// `device/recordingStateChanged`.
-    public func deviceRecordingValues() -> AsyncStream<DeviceRecordingOutput> { observe(hubs.recording, .device) }
-    /// `device/firmwareUpdated`.
-    public func deviceFirmwareValues() -> AsyncStream<DeviceFirmwareOutput> { observe(hubs.firmware, .device) }
-    /// `organization/licensePhaseChanged`.
-    public func licenseValues() -> AsyncStream<LicenseStateOutput> { observe(hubs.license, .organization) }
-    /// `organization/planChanged`.
-    public func planValues() -> AsyncStream<PlanStateOutput> { observe(hubs.plan, .organization) }
-    /// `organization/aiSettingsChanged`.
-    public func aiSettingsValues() -> AsyncStream<AISettingsOutput> { observe(hubs.aiSettings, .organization) }
 
     // MARK: Connection events and state
 
@@ -179,10 +126,7 @@ public actor BackendNotifier {
 
     /// Delivered, dropped and undecodable counts.
     public func statistics() -> NotifierStatistics {
-        NotifierStatistics(
-            streams: hubs.counts.mapValues { NotifierStatistics.StreamStatistics(delivered: $0.delivered, dropped: $0.dropped) },
-            decodeFailures: router.decodeFailures,
-            transport: machine.active.name)
+        NotifierStatistics(streams: hubs.counts, decodeFailures: router.decodeFailures, transport: machine.active.name)
     }
 
     /// Whether the upstream subscriptions are running (signed in, in the foreground, something observed).
@@ -191,23 +135,6 @@ public actor BackendNotifier {
     /// How many identity updates, switches, suspensions or resumptions wait for the one running (for tests).
     var waitingOperations: Int { machine.waitingOperations }
 
-    // MARK: Observers
-
-    private func observe<T: Sendable>(_ hub: StreamHub<T>, _ upstream: Upstream) -> AsyncStream<T> {
-        let stream = hub.makeStream { [weak self] in
-            // The last observer went (on the consumer's thread): whether the upstream is still wanted is decided on
-            // the actor, where a new observer may have arrived meanwhile.
-            self?.scope.spawn { [weak self] in await self?.releaseIfUnused(upstream) }
-        }
-        receive(.observed(upstream))
-        return stream
-    }
-
-    private func releaseIfUnused(_ upstream: Upstream) {
-        guard !hubs.isDemanded(upstream) else { return }
-        receive(.unobserved(upstream))
-    }
-
     // MARK: The state machine
 
     /// Feeds `event` to the state machine and performs what it says.
@@ -215,9 +142,13 @@ public actor BackendNotifier {
         perform(machine.handle(event, now: wallClock.now()))
     }
 
-    /// A new operation id, for an operation whose caller waits.
-    func newOperation() -> Int {
-        nextOperationID += 1
-        return nextOperationID
+    /// Starts the operation `event` names and returns when the machine says it has taken effect, or throws why it
+    /// could not (only a switch can fail).
+    func run(_ event: (_ operation: Int) -> NotifierStateMachine.Event) async throws {
+        let operation = waiters.next()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            waiters.add(operation, continuation)
+            receive(event(operation))
+        }
     }
 }

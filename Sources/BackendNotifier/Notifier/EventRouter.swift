@@ -14,20 +14,22 @@ struct EventRouter: Sendable {
     let logger: Logger
     let wallClock: WallClock
     /// Reports an event that was lost here (undecodable, or a GraphQL result without data) with the upstream's name.
-    let onLoss: @Sendable (String, LossReport) -> Void
     private let decoder = VortexEventDecoder()
     private let failures = Locked(0)
 
+    /// Where the losses the router notices go.
+    let losses: LossReporter
+
     init(
         hubs: NotifierHubs, filter: any DeviceEventFilter, metrics: NotifierMetrics, logger: Logger, wallClock: WallClock,
-        onLoss: @escaping @Sendable (String, LossReport) -> Void = { _, _ in }
+        losses: LossReporter
     ) {
+        self.losses = losses
         self.hubs = hubs
         self.filter = filter
         self.metrics = metrics
         self.logger = logger
         self.wallClock = wallClock
-        self.onLoss = onLoss
     }
 
     /// Payloads that could not be decoded (dropped, logged, counted).
@@ -86,7 +88,7 @@ struct EventRouter: Sendable {
                     "stream": "\(upstream.rawValue)",
                     "errors": "\(payload.graphQLErrorsJSON.map { String(decoding: $0, as: UTF8.self) } ?? "")",
                 ])
-            onLoss(upstream.rawValue, lossReport(.serverError))
+            losses.report(.serverError, stream: upstream.rawValue)
             return
         }
         switch upstream {
@@ -223,7 +225,7 @@ struct EventRouter: Sendable {
         ]
         if let field = error.field { metadata["field"] = "\(field)" }
         logger.warning("dropped an undecodable event", metadata: metadata)
-        onLoss(upstream.rawValue, lossReport(.undecodable))
+        losses.report(.undecodable, stream: upstream.rawValue)
     }
 
     /// Where an event came from, for logs: the AppSync channel (the kind's, else the upstream's) with the user's prefix
@@ -239,16 +241,6 @@ struct EventRouter: Sendable {
             return channel
         }
     }
-
-    /// One event lost now; the window starts ``lossMargin`` earlier (the event was published a little before; the same
-    /// 2 s as the transports' default `gapSafetyMargin`).
-    func lossReport(_ reason: LossReport.Reason, count: Int = 1) -> LossReport {
-        let now = wallClock.now()
-        return LossReport(count: count, window: GapWindow(start: now.addingTimeInterval(-Self.lossMargin), end: now), reason: reason)
-    }
-
-    /// The safety margin before a loss detected in the notifier, in seconds.
-    static let lossMargin: TimeInterval = 2
 
     private func logUnknownFields(_ json: Data, _ kind: VortexEventKind) {
         guard logger.logLevel <= .debug else { return }

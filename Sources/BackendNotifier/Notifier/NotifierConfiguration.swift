@@ -16,6 +16,11 @@ public struct NotifierConfiguration: Sendable {
     /// events already on their way over the old link still arrive (those both deliver are delivered once). Default
     /// 0.5 s.
     public var switchSettle: Duration = .milliseconds(500)
+    /// How far back a loss the notifier itself detects (a full buffer, an event that cannot be decoded) and the window
+    /// of a failover switch reach: events published that long before may still have been on their way. It also bounds
+    /// how long after a switch's cut-over the new transport's events are checked against what the old one delivered.
+    /// Default 2 s, the transports' default `gapSafetyMargin`.
+    public var lossMargin: Duration = .seconds(2)
     /// The AppSync namespace of the user-level channels. Default `vortex-app`.
     public var channelNamespace = "vortex-app"
     /// The GraphQL operation to run for an upstream instead of the default document (``LegacyGraphQLDocuments``), for

@@ -70,8 +70,8 @@ extension NotifierStateMachine {
         case activate(TransportRef)
         /// The machine no longer refers to this transport.
         case forgetTransport(Int)
-        /// Follow the transport's connection states, reporting them with `watch`.
-        case followStates(transport: Int, watch: Int)
+        /// Follow the transport's connection states, reporting them with its id.
+        case followStates(transport: Int)
         /// Stop following connection states.
         case stopFollowingStates
         /// Yield a connection event.

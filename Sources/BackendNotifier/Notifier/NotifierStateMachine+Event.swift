@@ -60,8 +60,8 @@ extension NotifierStateMachine {
         case upstreamLive(RunID)
         /// The run's stream ended: normally (`nil`) or with an error.
         case upstreamEnded(RunID, RealtimeError?)
-        /// The followed transport's connection state; `watch` says which following it came from.
-        case transportStateChanged(ConnectionState, watch: Int)
+        /// The followed transport's connection state, reported with the transport's id.
+        case transportStateChanged(ConnectionState, transport: Int)
         /// A timer armed with `token` is due.
         case timerFired(Timer, token: Int)
         /// The disconnect started with `token` has finished.

@@ -20,9 +20,62 @@ extension NotifierStateMachine {
             switchTimeout = configuration.switchTimeout
             networkErrorAfter = configuration.networkErrorAfter
             switchSettle = configuration.switchSettle
-            overlapDeduplication = .seconds(EventRouter.lossMargin)
-            gapSafetyMargin = EventRouter.lossMargin
+            overlapDeduplication = configuration.lossMargin
+            gapSafetyMargin = configuration.lossMargin.timeInterval
         }
+    }
+
+    /// Who is signed in, and whether their session still holds.
+    enum Session: Equatable, Sendable {
+        /// The identity's upstreams may run (none when nobody is signed in).
+        case current(Identity)
+        /// `sessionExpired` or `signedOut` was reported for the identity: its upstreams stay down until an identity
+        /// update.
+        case ended(Identity)
+
+        var identity: Identity {
+            switch self {
+            case .current(let identity), .ended(let identity): identity
+            }
+        }
+
+        var hasEnded: Bool { if case .ended = self { true } else { false } }
+
+        /// Whether upstreams may run: someone is signed in and their session holds.
+        var allowsRuns: Bool { if case .current(let identity) = self { identity.userId != nil } else { false } }
+    }
+
+    /// The app's and the notifier's life.
+    enum Lifecycle: Equatable, Sendable {
+        case foreground
+        /// The background grace delay passed at `since`: every upstream is down until the foreground.
+        case suspended(since: Date)
+        /// Nothing changes any more; operations return at once.
+        case shutDown
+    }
+
+    /// Whether the active transport's connection states feed the public state. Each transport is followed from its
+    /// first run until it is replaced, so its id tells its reports from an earlier transport's.
+    enum Following: Equatable, Sendable {
+        case none
+        /// Following; `connectedSince` is when the current connection came up, for the connected-time metric.
+        case transport(state: ConnectionState, connectedSince: Date?)
+
+        /// The followed transport's last state (`idle` when none is followed).
+        var transportState: ConnectionState {
+            if case .transport(let state, _) = self { state } else { .idle }
+        }
+    }
+
+    /// The limit on how long the notifier may wait for a live connection before it reports `networkError`.
+    enum NetworkErrorLimit: Equatable, Sendable {
+        /// Not waiting, or nothing to wait for.
+        case idle
+        /// Waiting: the timer armed with `token` reports when it fires.
+        case armed(token: Int)
+        /// Reported for this offline episode: not again until the connection is live, the identity changes or a
+        /// switch cuts over.
+        case reported
     }
 
     struct Run: Equatable, Sendable {

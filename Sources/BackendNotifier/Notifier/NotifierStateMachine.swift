@@ -23,38 +23,43 @@ import SubscriberCore
 ///   a live old transport reports an empty window.
 struct NotifierStateMachine: Sendable {
     let settings: Settings
-    private(set) var identity: Identity
+    /// Who is signed in, and whether their session still holds.
+    private(set) var session: Session
+    /// Foreground, suspended or shut down.
+    private(set) var lifecycle: Lifecycle = .foreground
     private(set) var active: TransportRef
     /// The runs delivering (during a switch: the old transport's).
     private(set) var runs: [Upstream: Run] = [:]
     /// The upstreams observers ask for.
     private(set) var demand: Set<Upstream> = []
-    private(set) var suspendedAt: Date?
-    /// `sessionExpired` or `signedOut` was reported: upstreams stay down until an identity update.
-    private(set) var sessionEnded = false
     private(set) var operation: Operation = .none
     private(set) var queue: [Queued] = []
     private(set) var publicState: NotifierConnectionState = .offline
-    private(set) var isShutDown = false
     /// When each upstream's suspension began, reported as its gap when it is live again.
     private var resumeGaps: [Upstream: Date] = [:]
-    private var transportState: ConnectionState = .idle
-    private var following = false
-    private var watch = 0
-    private var connectedSince: Date?
-    /// `networkError` was reported for the current offline episode.
-    private var networkErrorReported = false
-    /// The token of each armed timer.
+    /// The active transport's connection states, while they are followed.
+    private var following: Following = .none
+    private var networkErrorLimit: NetworkErrorLimit = .idle
+    /// The token of each armed timer (the network-error limit keeps its own in ``networkErrorLimit``).
     private var timers: [Timer: Int] = [:]
     /// The switch whose new runs still de-duplicate against the old transport's deliveries.
     private var overlapSwitch: Int?
+    /// The source of every token: runs, timers, disconnects, followings and switches.
     private var serial = 0
     private var output: [Action] = []
 
     init(settings: Settings, identity: Identity, active: TransportRef) {
         self.settings = settings
-        self.identity = identity
+        self.session = .current(identity)
         self.active = active
+    }
+
+    /// Who is signed in (`userId` `nil`: nobody).
+    var identity: Identity { session.identity }
+
+    /// When the suspension began, while suspended.
+    var suspendedAt: Date? {
+        if case .suspended(let since) = lifecycle { since } else { nil }
     }
 
     /// Whether an upstream subscription is delivering.
@@ -70,7 +75,7 @@ struct NotifierStateMachine: Sendable {
 
     /// Handles `event`, which happened at `now`, and returns what to do, in order.
     mutating func handle(_ event: Event, now: Date) -> [Action] {
-        if isShutDown {
+        if lifecycle == .shutDown {
             afterShutdown(event)
         } else {
             switch event {
@@ -83,7 +88,7 @@ struct NotifierStateMachine: Sendable {
             case .enteredForeground(let operation): enteredForeground(operation: operation, now: now)
             case .upstreamLive(let run): upstreamLive(run, now: now)
             case .upstreamEnded(let run, let error): upstreamEnded(run, error: error, now: now)
-            case .transportStateChanged(let state, let watch): transportStateChanged(state, watch: watch, now: now)
+            case .transportStateChanged(let state, let id): transportStateChanged(state, transport: id, now: now)
             case .timerFired(let timer, let token): timerFired(timer, token: token, now: now)
             case .disconnected(let token): disconnected(token: token, now: now)
             case .shutdown: shutdown()
@@ -124,7 +129,7 @@ struct NotifierStateMachine: Sendable {
 
     /// Starts `upstream` on the active transport if it is observed and allowed to run.
     private mutating func ensureRunning(_ upstream: Upstream) {
-        guard runs[upstream] == nil, demand.contains(upstream), suspendedAt == nil, !sessionEnded, identity.userId != nil else { return }
+        guard runs[upstream] == nil, demand.contains(upstream), lifecycle == .foreground, session.allowsRuns else { return }
         let run = newRun(upstream, on: active)
         runs[upstream] = run
         act(.startUpstream(RunStart(run: run.id, transport: active, identity: identity, delivery: .open)))
@@ -187,8 +192,8 @@ struct NotifierStateMachine: Sendable {
         switch error {
         case .sessionExpired, .signedOut:
             // One report per episode, however many upstreams end; the rest stop too until the app calls update.
-            guard !sessionEnded else { return }
-            sessionEnded = true
+            guard case .current(let identity) = session else { return }
+            session = .ended(identity)
             stopUpstreams()
             // The new transport would be refused the same way: give the switch up.
             if case .switching(let change) = operation, case .preparing = change.stage { abandonSwitch(error) }
@@ -257,17 +262,16 @@ struct NotifierStateMachine: Sendable {
 
     private mutating func startUpdate(_ newIdentity: Identity, operation id: Int, now: Date) {
         let changed = newIdentity != identity
-        let stalled = suspendedAt == nil && demand.contains { runs[$0] == nil }
-        guard changed || sessionEnded || (newIdentity.userId != nil && stalled) else {
+        let stalled = lifecycle == .foreground && demand.contains { runs[$0] == nil }
+        guard changed || session.hasEnded || (newIdentity.userId != nil && stalled) else {
             act(.completeOperation(id))
             return finishOperation(now: now)
         }
         endOverlap()
         stopUpstreams()
-        identity = newIdentity
+        session = .current(newIdentity)
         resumeGaps.removeAll()
-        sessionEnded = false
-        networkErrorReported = false
+        if networkErrorLimit == .reported { networkErrorLimit = .idle }
         refreshState(now: now)
         let token = nextToken()
         operation = .updating(operation: id, token: token, signedOut: newIdentity.userId == nil)
@@ -288,9 +292,9 @@ struct NotifierStateMachine: Sendable {
     }
 
     private mutating func startSuspend(now: Date) {
-        guard suspendedAt == nil else { return finishOperation(now: now) }
+        guard lifecycle == .foreground else { return finishOperation(now: now) }
         endOverlap()
-        suspendedAt = now
+        lifecycle = .suspended(since: now)
         stopUpstreams()
         refreshState(now: now)
         let token = nextToken()
@@ -299,8 +303,8 @@ struct NotifierStateMachine: Sendable {
     }
 
     private mutating func startResume(operation id: Int, now: Date) {
-        if let since = suspendedAt {
-            suspendedAt = nil
+        if case .suspended(let since) = lifecycle {
+            lifecycle = .foreground
             for upstream in Upstream.allCases where demand.contains(upstream) { resumeGaps[upstream] = since }
         } else {
             // Not suspended: the connection was kept, but the platform may have frozen it meanwhile.
@@ -313,8 +317,13 @@ struct NotifierStateMachine: Sendable {
     // MARK: Timers
 
     private mutating func timerFired(_ timer: Timer, token: Int, now: Date) {
-        guard timers[timer] == token else { return }
-        timers[timer] = nil
+        if timer == .networkError {
+            guard networkErrorLimit == .armed(token: token) else { return }
+            networkErrorLimit = .idle
+        } else {
+            guard timers[timer] == token else { return }
+            timers[timer] = nil
+        }
         switch timer {
         case .backgroundGrace:
             request(.suspend, now: now)
@@ -350,25 +359,23 @@ struct NotifierStateMachine: Sendable {
     // MARK: The active transport's states → the public state, metrics, network errors
 
     private mutating func followStates() {
-        guard !following else { return }
-        following = true
-        watch += 1
-        act(.followStates(transport: active.id, watch: watch))
+        guard following == .none else { return }
+        following = .transport(state: .idle, connectedSince: nil)
+        act(.followStates(transport: active.id))
     }
 
     private mutating func stopFollowingStates(now: Date) {
-        if following { act(.stopFollowingStates) }
-        following = false
-        watch += 1
+        guard case .transport(_, let connectedSince) = following else { return }
+        act(.stopFollowingStates)
+        following = .none
         if let since = connectedSince {
             act(.metric(.connected(seconds: now.timeIntervalSince(since), transport: active.name)))
-            connectedSince = nil
         }
-        transportState = .idle
     }
 
-    private mutating func transportStateChanged(_ state: ConnectionState, watch: Int, now: Date) {
-        guard following, watch == self.watch else { return }
+    private mutating func transportStateChanged(_ state: ConnectionState, transport id: Int, now: Date) {
+        // A report of the transport followed before a cut-over is recognised by its id.
+        guard id == active.id, case .transport(_, var connectedSince) = following else { return }
         if let since = connectedSince, state != .connected {
             act(.metric(.connected(seconds: now.timeIntervalSince(since), transport: active.name)))
             connectedSince = nil
@@ -380,7 +387,7 @@ struct NotifierStateMachine: Sendable {
         case .disconnected(.failed(let error)): reportNetworkError(error.description)
         case .idle, .disconnected: break
         }
-        transportState = state
+        following = .transport(state: state, connectedSince: connectedSince)
         switch state {
         case .connecting, .reconnecting, .disconnected: markOldBroken()
         case .idle, .connected: break
@@ -391,30 +398,42 @@ struct NotifierStateMachine: Sendable {
     /// Recomputes the public state and arms or disarms the network-error limit.
     private mutating func refreshState(now: Date) {
         let state: NotifierConnectionState =
-            if suspendedAt != nil {
+            if lifecycle != .foreground {
                 .suspended
-            } else if identity.userId == nil || sessionEnded {
+            } else if !session.allowsRuns {
                 .offline
             } else {
-                NotifierConnectionState(transportState, upstreamsRunning: !runs.isEmpty)
+                NotifierConnectionState(following.transportState, upstreamsRunning: !runs.isEmpty)
             }
         if state != publicState {
             publicState = state
             act(.publishState(state))
         }
-        if state == .live { networkErrorReported = false }
         let waitingForConnection = (state == .connecting || state == .reconnecting) && !runs.isEmpty
-        if waitingForConnection {
-            if timers[.networkError] == nil && !networkErrorReported { arm(.networkError, after: settings.networkErrorAfter) }
-        } else {
-            cancel(.networkError)
+        switch networkErrorLimit {
+        case .idle where waitingForConnection:
+            let token = nextToken()
+            networkErrorLimit = .armed(token: token)
+            act(.armTimer(.networkError, token: token, after: settings.networkErrorAfter))
+        case .armed where !waitingForConnection:
+            disarmNetworkErrorLimit()
+        case .reported where state == .live:
+            networkErrorLimit = .idle
+        default:
+            break
         }
     }
 
+    private mutating func disarmNetworkErrorLimit() {
+        guard case .armed = networkErrorLimit else { return }
+        networkErrorLimit = .idle
+        act(.cancelTimer(.networkError))
+    }
+
     private mutating func reportNetworkError(_ detail: String) {
-        guard !networkErrorReported else { return }
-        networkErrorReported = true
-        cancel(.networkError)
+        guard networkErrorLimit != .reported else { return }
+        disarmNetworkErrorLimit()
+        networkErrorLimit = .reported
         log(.warning, "network error", ["detail": detail])
         emit(.networkError(detail))
     }
@@ -432,11 +451,11 @@ struct NotifierStateMachine: Sendable {
         endOverlap()
         serial += 1
         var change = Switch(operation: id, id: serial, target: target, reason: reason, startedAt: now, stage: .preparing(waiting: []))
-        switch transportState {
+        switch following.transportState {
         case .connecting, .reconnecting, .disconnected: change.oldIntact = false
         case .idle, .connected: break
         }
-        if suspendedAt == nil, !sessionEnded, identity.userId != nil {
+        if lifecycle == .foreground, session.allowsRuns {
             for upstream in Upstream.allCases where demand.contains(upstream) {
                 let old = runs[upstream]
                 if old?.live != true { change.oldIntact = false }
@@ -483,7 +502,7 @@ struct NotifierStateMachine: Sendable {
         stopFollowingStates(now: now)
         active = change.target
         act(.activate(change.target))
-        networkErrorReported = false
+        if networkErrorLimit == .reported { networkErrorLimit = .idle }
         if !runs.isEmpty { followStates() }
         refreshState(now: now)
         if !change.prepared.isEmpty {
@@ -539,13 +558,15 @@ struct NotifierStateMachine: Sendable {
     // MARK: Shutdown
 
     private mutating func shutdown() {
-        isShutDown = true
-        for timer in [Timer.backgroundGrace, .networkError, .switchTimeout, .switchSettle, .overlapEnd] { cancel(timer) }
+        lifecycle = .shutDown
+        cancel(.backgroundGrace)
+        disarmNetworkErrorLimit()
+        for timer in [Timer.switchTimeout, .switchSettle, .overlapEnd] { cancel(timer) }
         if let overlap = overlapSwitch { act(.endOverlap(switch: overlap)) }
         overlapSwitch = nil
         stopUpstreams()
-        if following { act(.stopFollowingStates) }
-        following = false
+        if following != .none { act(.stopFollowingStates) }
+        following = .none
         switch operation {
         case .none, .suspending:
             break

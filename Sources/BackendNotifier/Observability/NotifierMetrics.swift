@@ -89,3 +89,15 @@ extension Duration {
         return overflow ? .max : scaled + attoseconds / 1_000_000_000
     }
 }
+
+extension NotifierMetrics {
+    /// Records a metric the state machine asked for.
+    func record(_ metric: NotifierStateMachine.Metric) {
+        switch metric {
+        case .connectionAttempt(let transport): connectionAttempt(transport: transport)
+        case .reconnect(let transport): reconnect(transport: transport)
+        case .connected(let seconds, let transport): connected(for: .seconds(seconds), transport: transport)
+        case .transportSwitch(let from, let to): transportSwitch(from: from, to: to)
+        }
+    }
+}

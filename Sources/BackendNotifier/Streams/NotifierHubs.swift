@@ -64,12 +64,14 @@ struct NotifierHubs: Sendable {
     }
 
     /// Per-stream counts for ``BackendNotifier/statistics()``.
-    var counts: [String: (delivered: Int, dropped: Int)] {
-        func entry<T>(_ hub: StreamHub<T>) -> (String, (Int, Int)) { (hub.name, (hub.deliveredCount, hub.droppedCount)) }
+    var counts: [String: NotifierStatistics.StreamStatistics] {
+        func entry<T>(_ hub: StreamHub<T>) -> (String, NotifierStatistics.StreamStatistics) {
+            (hub.name, NotifierStatistics.StreamStatistics(delivered: hub.deliveredCount, dropped: hub.droppedCount))
+        }
         return Dictionary(
             uniqueKeysWithValues: [
                 entry(deviceMerged), entry(organizationMerged), entry(archive), entry(role), entry(revoke), entry(presence),
                 entry(recording), entry(firmware), entry(license), entry(plan), entry(aiSettings),
-            ].map { ($0.0, (delivered: $0.1.0, dropped: $0.1.1)) })
+            ])
     }
 }

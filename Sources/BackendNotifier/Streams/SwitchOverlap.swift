@@ -44,16 +44,14 @@ final class SwitchOverlap: Sendable {
     private let events: StreamHub<NotifierConnectionEvent>
     private let old: Side
     private let new: Side
-    private let wallClock: WallClock
     private let state = Locked(State())
 
-    init(upstream: Upstream, router: EventRouter, events: StreamHub<NotifierConnectionEvent>, old: Side, new: Side, wallClock: WallClock) {
+    init(upstream: Upstream, router: EventRouter, events: StreamHub<NotifierConnectionEvent>, old: Side, new: Side) {
         self.upstream = upstream
         self.router = router
         self.events = events
         self.old = old
         self.new = new
-        self.wallClock = wallClock
     }
 
     /// An event of the old run: delivered (and its identity recorded) until the cut-over, dropped afterwards.
@@ -102,11 +100,7 @@ final class SwitchOverlap: Sendable {
             let held = state.held
             state.held = []
             if state.heldDropped > 0 {
-                let now = wallClock.now()
-                let loss = LossReport(
-                    count: state.heldDropped, window: GapWindow(start: now.addingTimeInterval(-EventRouter.lossMargin), end: now),
-                    reason: .bufferOverflow)
-                events.yield(.eventsLost(stream: upstream.rawValue, transport: new.name, loss: loss))
+                router.losses.report(.bufferOverflow, count: state.heldDropped, stream: upstream.rawValue, transport: new.name)
             }
             for event in held { deliverNew(event, &state) }
             if state.ledger.isEmpty { state.stage = .ended }
