@@ -19,8 +19,11 @@ public struct NotifierConfiguration: Sendable {
     /// How far back a loss the notifier itself detects (a full buffer, an event that cannot be decoded) and the window
     /// of a failover switch reach: events published that long before may still have been on their way. It also bounds
     /// how long after a switch's cut-over the new transport's events are checked against what the old one delivered.
-    /// Default 2 s, the transports' default `gapSafetyMargin`.
+    /// Default 2 s, the transports' default `gapSafetyMargin`; a negative margin counts as none.
     public var lossMargin: Duration = .seconds(2)
+
+    /// ``lossMargin``, never negative (a window must not end before it starts).
+    var validLossMargin: Duration { max(.zero, lossMargin) }
     /// The AppSync namespace of the user-level channels. Default `vortex-app`.
     public var channelNamespace = "vortex-app"
     /// The GraphQL operation to run for an upstream instead of the default document (``LegacyGraphQLDocuments``), for

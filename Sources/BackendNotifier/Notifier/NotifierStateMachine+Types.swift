@@ -20,8 +20,8 @@ extension NotifierStateMachine {
             switchTimeout = configuration.switchTimeout
             networkErrorAfter = configuration.networkErrorAfter
             switchSettle = configuration.switchSettle
-            overlapDeduplication = configuration.lossMargin
-            gapSafetyMargin = configuration.lossMargin.timeInterval
+            overlapDeduplication = configuration.validLossMargin
+            gapSafetyMargin = configuration.validLossMargin.timeInterval
         }
     }
 
