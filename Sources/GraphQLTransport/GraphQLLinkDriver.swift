@@ -35,8 +35,8 @@ struct GraphQLLinkDriver: LinkDriver {
 
     func linkOpened(_ control: LinkControl) { state.linkOpened(id, control: control) }
 
-    func handleFrame(_ message: WebSocketMessage) -> LinkFrameStep {
-        withBytes(message) { handle($0) }
+    func handleFrame(_ message: WebSocketMessage, into batch: DeliveryBatch) -> LinkFrameStep {
+        withBytes(message) { handle($0, batch) }
     }
 
     func pendingMessages() -> [WebSocketMessage] { state.pendingMessages(on: id) }
@@ -103,7 +103,7 @@ struct GraphQLLinkDriver: LinkDriver {
         private init() {}
     }
 
-    private func handle(_ bytes: UnsafeBufferPointer<UInt8>) -> LinkFrameStep {
+    private func handle(_ bytes: UnsafeBufferPointer<UInt8>, _ batch: DeliveryBatch) -> LinkFrameStep {
         let frame: Frame
         do { frame = try Frame(scanning: bytes) } catch {
             return violation("malformed message: \(error)")
@@ -111,13 +111,13 @@ struct GraphQLLinkDriver: LinkDriver {
         guard let typeMember = frame.type, typeMember.kind == .string else { return violation("message without type") }
         // The hot path: `next` is recognised without building the type's string.
         if !typeMember.valueHasEscapes, Self.nextType.withUTF8Buffer({ JSONEnvelope.bytes(typeMember.value, in: bytes, equal: $0) }) {
-            return next(frame, in: bytes)
+            return next(frame, in: bytes, batch)
         }
         guard let type = typeMember.string(in: bytes) else { return violation("message without type") }
         let messageID = frame.id.flatMap { $0.kind == .string ? $0.string(in: bytes) : nil }
         switch type {
         case "next":
-            return next(frame, in: bytes)
+            return next(frame, in: bytes, batch)
         case "ping":
             return .reply(.text(GraphQLOutboundMessage.pong))
         case "pong", "connection_ack":
@@ -146,15 +146,15 @@ struct GraphQLLinkDriver: LinkDriver {
         return (try? JSONEnvelope.unescape(bytes, payload.value)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
     }
 
-    private func next(_ frame: Frame, in bytes: UnsafeBufferPointer<UInt8>) -> LinkFrameStep {
+    private func next(_ frame: Frame, in bytes: UnsafeBufferPointer<UInt8>, _ batch: DeliveryBatch) -> LinkFrameStep {
         guard let idMember = frame.id, idMember.kind == .string else { return violation("next without id") }
         guard let payload = frame.payload, payload.kind == .object else { return violation("next without an object payload") }
         let result = Self.executionResult(frame, in: bytes)
         if idMember.valueHasEscapes {
             guard let messageID = idMember.string(in: bytes) else { return violation("next without id") }
-            state.deliver(result, to: messageID, on: id)
+            state.deliver(result, to: messageID, on: id, into: batch)
         } else {
-            state.deliver(result, toID: UnsafeBufferPointer(rebasing: bytes[idMember.value]), on: id)
+            state.deliver(result, toID: UnsafeBufferPointer(rebasing: bytes[idMember.value]), on: id, into: batch)
         }
         return .handled
     }

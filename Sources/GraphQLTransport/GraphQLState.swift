@@ -108,7 +108,7 @@ final class GraphQLState: TransportSession {
     }
 
     /// ``deliver(_:to:on:)`` with the id as the frame's bytes (without escapes).
-    func deliver(_ payload: RealtimePayload, toID idBytes: UnsafeBufferPointer<UInt8>, on link: Int) {
+    func deliver(_ payload: RealtimePayload, toID idBytes: UnsafeBufferPointer<UInt8>, on link: Int, into batch: DeliveryBatch) {
         let (id, sink) = values.withLock { values -> (String, SubscriptionSink?) in
             let id = values.lastNextID.string(for: idBytes)
             let sink = values.subscriptions.withStoredValue(forKey: id) { record in
@@ -117,24 +117,25 @@ final class GraphQLState: TransportSession {
             return (id, sink ?? nil)
         }
         if let sink {
-            sink.yield(.payload(payload))
+            sink.yield(.payload(payload), into: batch)
             return
         }
-        deliver(payload, to: id, on: link)
+        deliver(payload, to: id, on: link, into: batch)
     }
 
     /// The hot path: a `next` payload for `id`. Confirms the subscription first if this is its first event.
-    func deliver(_ payload: RealtimePayload, to id: String, on link: Int) {
+    func deliver(_ payload: RealtimePayload, to id: String, on link: Int, into batch: DeliveryBatch) {
         let sink = values.withLock { values -> SubscriptionSink? in
             guard let record = values.subscriptions[id], record.sentOn == link else { return nil }
             return record.isLive ? record.sink : nil
         }
         if let sink {
-            sink.yield(.payload(payload))
+            sink.yield(.payload(payload), into: batch)
             return
         }
         confirm(id, on: link)
-        values.withLock { values in values.subscriptions[id].flatMap { $0.sentOn == link ? $0.sink : nil } }?.yield(.payload(payload))
+        values.withLock { values in values.subscriptions[id].flatMap { $0.sentOn == link ? $0.sink : nil } }?.yield(
+            .payload(payload), into: batch)
     }
 
     /// The subscription is live on `link`: report `live` the first time, `resumed(gap:)` after an interruption.

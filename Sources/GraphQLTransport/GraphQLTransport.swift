@@ -59,20 +59,23 @@ public final class GraphQLTransport: RealtimeTransport {
 
     /// Starts a GraphQL subscription.
     public func subscribe(_ request: SubscriptionRequest) async -> AsyncThrowingStream<SubscriptionEvent, any Error> {
+        await subscribeInBatches(request).elements
+    }
+
+    /// ``subscribe(_:)``, read a batch at a time.
+    package func subscribeInBatches(_ request: SubscriptionRequest) async -> BatchReader<SubscriptionEvent> {
         guard case .graphQL(let operation) = request.topic else {
-            return AsyncThrowingStream {
-                $0.finish(throwing: RealtimeError.unsupported("GraphQL subscribes to operations, not AppSync channels"))
-            }
+            return .failed(.unsupported("GraphQL subscribes to operations, not AppSync channels"))
         }
         let state = running()
         let id = makeID()
         let label = operation.operationName ?? String(operation.query.prefix(60))
-        let (stream, sink) = SubscriptionSink.make(
+        let (reader, sink) = SubscriptionSink.make(
             bufferLimit: configuration.link.subscriptionBufferLimit, label: label, logger: logger, wallClock: wallClock,
             margin: configuration.link.gapSafetyMargin)
         sink.onConsumerGone { [weak state] in state?.cancel(id) }
         state.add(id: id, operation: operation, sink: sink)
-        return stream
+        return reader
     }
 
     /// graphql-transport-ws has no publish: always throws `RealtimeError/unsupported(_:)`.
@@ -127,3 +130,5 @@ struct GraphQLLinks: SupervisedTransport {
         state.states.update(.disconnected(reason))
     }
 }
+
+extension GraphQLTransport: BatchSubscribing {}

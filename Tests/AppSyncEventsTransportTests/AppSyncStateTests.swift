@@ -36,7 +36,7 @@ private struct StateFixture {
     func add(_ id: String, _ channel: String = "default/a") -> SubscriptionProbe {
         let (stream, sink) = SubscriptionSink.make(bufferLimit: 64, label: channel, logger: Logger(label: "test"))
         state.add(id: id, channel: channel, sink: sink)
-        return SubscriptionProbe(stream)
+        return SubscriptionProbe(stream.elements)
     }
 
     /// Registers a publish and returns its reply signal.

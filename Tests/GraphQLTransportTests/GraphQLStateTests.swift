@@ -33,7 +33,7 @@ private struct GraphQLStateFixture {
     func add(_ id: String, _ name: String = "Devices") -> SubscriptionProbe {
         let (stream, sink) = SubscriptionSink.make(bufferLimit: 64, label: name, logger: Logger(label: "test"))
         state.add(id: id, operation: GraphQLOperation(query: "subscription \(name) { x }", operationName: name), sink: sink)
-        return SubscriptionProbe(stream)
+        return SubscriptionProbe(stream.elements)
     }
 
     func open(_ id: Int) -> LinkControlRecorder {
@@ -87,8 +87,8 @@ struct GraphQLStateTests {
         let byTimer = fixture.add("op-2")
         _ = fixture.open(1)
         _ = fixture.sent(on: 1)
-        fixture.state.deliver(GraphQLStateFixture.payload("1"), to: "op-1", on: 2)
-        fixture.state.deliver(GraphQLStateFixture.payload("1"), to: "op-1", on: 1)
+        fixture.state.deliver(GraphQLStateFixture.payload("1"), to: "op-1", on: 2, into: DeliveryBatch())
+        fixture.state.deliver(GraphQLStateFixture.payload("1"), to: "op-1", on: 1, into: DeliveryBatch())
         #expect(try await byNext.next() == .live)
         #expect(try await byNext.next() == .payload(GraphQLStateFixture.payload("1")), "the frame on another link was dropped")
         fixture.state.timerFired(1, on: 1)
@@ -188,7 +188,7 @@ struct GraphQLStateTests {
         fixture.advance(12)
         _ = fixture.open(2)
         #expect(fixture.sent(on: 2) == ["subscribe op-1"])
-        fixture.state.deliver(GraphQLStateFixture.payload("9"), to: "op-1", on: 2)
+        fixture.state.deliver(GraphQLStateFixture.payload("9"), to: "op-1", on: 2, into: DeliveryBatch())
         let expected: SubscriptionEvent = gapStart.map { .resumed(gap: GapWindow(start: fixture.at($0), end: fixture.at(20))) } ?? .live
         #expect(try await probe.next() == expected)
         #expect(try await probe.next() == .payload(GraphQLStateFixture.payload("9")))

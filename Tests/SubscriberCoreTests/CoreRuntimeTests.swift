@@ -138,7 +138,7 @@ struct SubscriptionSinkTests {
             (0, 4, [1], 3),
         ])
     func bufferLimit(limit: Int, yielded: Int, kept: [Int], lost: Int) async throws {
-        let (stream, sink) = SubscriptionSink.make(
+        let (stream, sink) = SubscriptionSink.makeStream(
             bufferLimit: limit, label: "default/test", logger: Self.logger, wallClock: Self.wall, margin: .seconds(2))
         var iterator = stream.makeAsyncIterator()
         for n in 1...yielded { #expect(sink.yield(event(n)) == true) }
@@ -163,7 +163,7 @@ struct SubscriptionSinkTests {
 
     @Test("nothing is lost when the consumer keeps up")
     func noLossWithinTheLimit() async throws {
-        let (stream, sink) = SubscriptionSink.make(bufferLimit: 2, label: "default/test", logger: Self.logger)
+        let (stream, sink) = SubscriptionSink.makeStream(bufferLimit: 2, label: "default/test", logger: Self.logger)
         sink.yield(event(1))
         sink.yield(event(2))
         sink.finish()
@@ -172,7 +172,7 @@ struct SubscriptionSinkTests {
 
     @Test("a sink dropped without finishing ends its stream after its events and the loss it still held")
     func droppedSinkEndsTheStream() async throws {
-        var (stream, sink): (AsyncThrowingStream<SubscriptionEvent, any Error>, SubscriptionSink?) = SubscriptionSink.make(
+        var (stream, sink): (AsyncThrowingStream<SubscriptionEvent, any Error>, SubscriptionSink?) = SubscriptionSink.makeStream(
             bufferLimit: 1, label: "default/test", logger: Self.logger, wallClock: Self.wall)
         sink?.yield(event(1))
         sink?.yield(event(2))  // dropped: the buffer holds one
@@ -188,7 +188,7 @@ struct SubscriptionSinkTests {
 
     @Test("an unreadable event is reported at once, in order")
     func undecodableIsReported() async throws {
-        let (stream, sink) = SubscriptionSink.make(bufferLimit: 8, label: "default/test", logger: Self.logger, wallClock: Self.wall)
+        let (stream, sink) = SubscriptionSink.makeStream(bufferLimit: 8, label: "default/test", logger: Self.logger, wallClock: Self.wall)
         sink.yield(event(1))
         sink.reportLoss(count: 1, reason: .undecodable)
         sink.yield(event(2))
@@ -205,7 +205,7 @@ struct SubscriptionSinkTests {
     }
 
     @Test func yieldAfterTheConsumerCancelledReturnsFalse() async throws {
-        let (stream, sink) = SubscriptionSink.make(bufferLimit: 2, label: "default/test", logger: Self.logger)
+        let (stream, sink) = SubscriptionSink.makeStream(bufferLimit: 2, label: "default/test", logger: Self.logger)
         let consumer = Task {
             for try await _ in stream {}
         }
@@ -217,7 +217,7 @@ struct SubscriptionSinkTests {
     }
 
     @Test func yieldAfterFinishReturnsFalse() async throws {
-        let (stream, sink) = SubscriptionSink.make(bufferLimit: 4, label: "default/test", logger: Self.logger)
+        let (stream, sink) = SubscriptionSink.makeStream(bufferLimit: 4, label: "default/test", logger: Self.logger)
         #expect(sink.yield(.live) == true)
         sink.finish()
         #expect(sink.yield(event(1)) == false)
@@ -225,7 +225,7 @@ struct SubscriptionSinkTests {
     }
 
     @Test func finishWithAnErrorReachesTheConsumerAfterBufferedEvents() async throws {
-        let (stream, sink) = SubscriptionSink.make(bufferLimit: 4, label: "default/test", logger: Self.logger)
+        let (stream, sink) = SubscriptionSink.makeStream(bufferLimit: 4, label: "default/test", logger: Self.logger)
         sink.yield(.live)
         sink.yield(event(1))
         sink.finish(throwing: RealtimeError.disconnected)
@@ -457,5 +457,16 @@ struct DescriptionTests {
         ])
     func connectionState(state: ConnectionState, expected: String) {
         #expect(state.description == expected)
+    }
+}
+
+extension SubscriptionSink {
+    /// A sink and its stream read one event at a time (its batch reader released at once, as `subscribe(_:)` does:
+    /// the stream alone then holds the consumer's side).
+    fileprivate static func makeStream(
+        bufferLimit: Int, label: String, logger: Logger, wallClock: WallClock = .system, margin: Duration = .zero
+    ) -> (AsyncThrowingStream<SubscriptionEvent, any Error>, SubscriptionSink) {
+        let made = make(bufferLimit: bufferLimit, label: label, logger: logger, wallClock: wallClock, margin: margin)
+        return (made.reader.elements, made.sink)
     }
 }

@@ -26,15 +26,13 @@ struct DeliveryBatchTests {
         }
     }
 
-    @Test("events yielded under a batch are queued at once, in order, and a waiting consumer is woken by the flush")
+    @Test("events yielded into a batch are queued at once, in order, and a waiting consumer is woken by the flush")
     func batchQueuesAndFlushWakes() async throws {
-        let (stream, sink) = SubscriptionSink.make(bufferLimit: 100, label: "batch", logger: Self.logger)
+        let (reader, sink) = SubscriptionSink.make(bufferLimit: 100, label: "batch", logger: Self.logger)
         let firstArrived = OneShotSignal<Void>()
-        let consumer = consume(stream, firing: firstArrived)
+        let consumer = consume(reader.elements, firing: firstArrived)
         let batch = DeliveryBatch()
-        DeliveryBatch.$current.withValue(batch) {
-            for n in 1...10 { sink.yield(event(n)) }
-        }
+        for n in 1...10 { sink.yield(event(n), into: batch) }
         batch.flush()
         try await withTestTimeout(5, "the flushed events") { _ = await firstArrived.wait() }
         sink.finish()
@@ -45,9 +43,9 @@ struct DeliveryBatchTests {
         "the consumer takes the whole queue at once: a full queue fits again behind what it took; beyond that the newest drop and are reported"
     )
     func consumerTakesTheQueue() async throws {
-        let (stream, sink) = SubscriptionSink.make(bufferLimit: 4, label: "take", logger: Self.logger)
+        let (reader, sink) = SubscriptionSink.make(bufferLimit: 4, label: "take", logger: Self.logger)
         for n in 1...4 { sink.yield(event(n)) }
-        var iterator = stream.makeAsyncIterator()
+        var iterator = reader.elements.makeAsyncIterator()
         #expect(try await iterator.next() == event(1), "takes 1...4: the queue is empty again")
         for n in 5...9 { sink.yield(event(n)) }
         for n in 2...8 { #expect(try await iterator.next() == event(n)) }
@@ -62,11 +60,11 @@ struct DeliveryBatchTests {
 
     @Test("a stream finished while its queue is full still reports what it dropped, after the queued events")
     func lossReportedAtFinishWhenFull() async throws {
-        let (stream, sink) = SubscriptionSink.make(bufferLimit: 2, label: "full", logger: Self.logger)
+        let (reader, sink) = SubscriptionSink.make(bufferLimit: 2, label: "full", logger: Self.logger)
         for n in 1...3 { sink.yield(event(n)) }
         sink.finish()
         var received: [SubscriptionEvent] = []
-        for try await event in stream { received.append(event) }
+        for try await event in reader.elements { received.append(event) }
         #expect(received.count == 3)
         #expect(Array(received.prefix(2)) == [event(1), event(2)])
         guard case .lost(let report) = received.last else {
@@ -85,12 +83,10 @@ struct DeliveryBatchTests {
         // A consumer already waiting must be woken by the limit, without any explicit flush.
         try await waitUntil("the consumer to wait") { buffer.hasWaitingConsumer }
         let batch = DeliveryBatch()
-        DeliveryBatch.$current.withValue(batch) {
-            for n in 1...DeliveryBatch.holdLimit { buffer.yieldForTest(event(n)) }
-        }
+        for n in 1...DeliveryBatch.holdLimit { buffer.yieldForTest(event(n), into: batch) }
         try await withTestTimeout(5, "the limit's flush") { _ = await firstArrived.wait() }
         batch.close()
-        DeliveryBatch.$current.withValue(batch) { buffer.yieldForTest(event(1000)) }
+        buffer.yieldForTest(event(1000), into: batch)
         buffer.finish()
         let received = try await withTestTimeout(5, "the consumer") { try await consumer.value }
         #expect(received == (1...DeliveryBatch.holdLimit).map(event) + [event(1000)])
@@ -147,40 +143,84 @@ struct DeliveryBatchTests {
 
     @Test("a stream finished with an error ends with it after the queued events; finishing is not the consumer going")
     func finishWithError() async throws {
-        let (stream, sink) = SubscriptionSink.make(bufferLimit: 4, label: "batch", logger: Self.logger)
+        let (reader, sink) = SubscriptionSink.make(bufferLimit: 4, label: "batch", logger: Self.logger)
         let gone = Locked(false)
         sink.onConsumerGone { gone.withLock { $0 = true } }
         sink.yield(event(1))
         sink.finish(throwing: RealtimeError.disconnected)
-        var iterator = stream.makeAsyncIterator()
+        var iterator = reader.elements.makeAsyncIterator()
         #expect(try await iterator.next() == event(1))
         await #expect(throws: RealtimeError.self) { _ = try await iterator.next() }
         #expect(try await iterator.next() == nil)
         #expect(gone.withLock { $0 } == false)
     }
 
-    @Test("a reader of a StreamBuffer stream has its batch flushed when it drains that stream, with no explicit flush")
-    func drainingTheUpstreamFlushes() async throws {
+    @Test("a batch reader takes everything queued at once, in order, then waits; a forwarding pump wakes its consumer once per batch")
+    func batchReaderDrainsTheQueue() async throws {
         let (upstream, source) = SubscriptionSink.make(bufferLimit: 100, label: "upstream", logger: Self.logger)
+        for n in 1...5 { source.yield(event(n)) }
+        var batch: [SubscriptionEvent] = []
+        #expect(try await upstream.next(into: &batch))
+        #expect(batch == (1...5).map(event), "the whole queue in one read")
+        // Nothing queued: the next read waits for the next element (the cancellation test sees it wait), and takes it.
+        let reading = Task {
+            var batch: [SubscriptionEvent] = []
+            let more = try await upstream.next(into: &batch)
+            return (more, batch)
+        }
+        source.yield(event(6))
+        let (more, waited) = try await withTestTimeout(5, "the waiting read") { try await reading.value }
+        #expect(more && waited == [event(6)])
+
+        // The pump's pattern: deliver a read's events with one batch, flush after the lot.
         let (downstream, sink) = SubscriptionSink.make(bufferLimit: 100, label: "downstream", logger: Self.logger)
         let delivered = OneShotSignal<Void>()
-        let consumer = consume(downstream, firing: delivered, after: 3)
-        // The pump: forwards what it reads under a batch it never flushes itself.
-        let batch = DeliveryBatch()
-        let pump = Task {
-            await DeliveryBatch.$current.withValue(batch) {
-                do {
-                    for try await event in upstream { sink.yield(event) }
-                } catch {}
-            }
-        }
-        for n in 1...3 { source.yield(event(n)) }
-        try await withTestTimeout(5, "the consumer to be woken when the pump drained its upstream") { _ = await delivered.wait() }
-        #expect(batch.isFlushedByUpstream)
-        source.finish()
-        _ = await pump.value
+        let consumer = consume(downstream.elements, firing: delivered, after: 3)
+        for n in 7...9 { source.yield(event(n)) }
+        let pumpBatch = DeliveryBatch()
+        #expect(try await upstream.next(into: &batch))
+        for event in batch { sink.yield(event, into: pumpBatch) }
+        pumpBatch.flush()
+        try await withTestTimeout(5, "the consumer to be woken by the pump's flush") { _ = await delivered.wait() }
+        source.finish(throwing: RealtimeError.disconnected)
+        await #expect(throws: RealtimeError.self) { _ = try await upstream.next(into: &batch) }
+        #expect(try await upstream.next(into: &batch) == false && batch.isEmpty)
         sink.finish()
-        #expect(try await withTestTimeout(5, "the consumer") { try await consumer.value } == (1...3).map(event))
+        #expect(try await withTestTimeout(5, "the consumer") { try await consumer.value } == (7...9).map(event))
+    }
+
+    @Test("a batch reader dropped, or cancelled while it waits, counts as the consumer having gone")
+    func batchReaderGone() async throws {
+        let dropped = OneShotSignal<Void>()
+        let sink: SubscriptionSink
+        do {
+            let made = SubscriptionSink.make(bufferLimit: 4, label: "batch", logger: Self.logger)
+            sink = made.sink
+            sink.onConsumerGone { dropped.fire() }
+        }
+        #expect(dropped.isFired)
+        withExtendedLifetime(sink) {}
+
+        let cancelled = OneShotSignal<Void>()
+        let buffer = StreamBuffer<SubscriptionEvent>(limit: 4)
+        let reader = buffer.makeReader()
+        buffer.onConsumerGone { cancelled.fire() }
+        let consumer = Task {
+            var batch: [SubscriptionEvent] = []
+            return try await reader.next(into: &batch)
+        }
+        try await waitUntil("the reader to wait") { buffer.hasWaitingConsumer }
+        consumer.cancel()
+        try await withTestTimeout(5, "the cancellation") { _ = await cancelled.wait() }
+        #expect(try await consumer.value == false)
+        #expect(buffer.enqueue(event(1)) == .terminated)
+    }
+
+    @Test("a failed subscription's reader ends at once with its error")
+    func failedReader() async throws {
+        let reader = BatchReader<SubscriptionEvent>.failed(.unsupported("test"))
+        var batch: [SubscriptionEvent] = []
+        await #expect(throws: RealtimeError.unsupported("test")) { _ = try await reader.next(into: &batch) }
     }
 }
 
@@ -188,9 +228,9 @@ extension StreamBuffer {
     /// Whether the consumer is suspended in `next()`, waiting for an element.
     fileprivate var hasWaitingConsumer: Bool { state.withLock { $0.waiter != nil } }
 
-    /// What a sink's `yield` does: queue, then wake the consumer or leave that to the task's delivery batch.
-    fileprivate func yieldForTest(_ element: Element) {
+    /// What a sink's `yield` does: queue, then wake the consumer or leave that to the reader's batch.
+    fileprivate func yieldForTest(_ element: Element, into batch: DeliveryBatch) {
         _ = enqueue(element)
-        signalOrHold()
+        signal(in: batch)
     }
 }

@@ -86,23 +86,28 @@ public final class AppSyncEventsTransport: RealtimeTransport {
     /// `RealtimeError/subscriptionRejected(errorType:message:)` naming the channel: the connection and every other
     /// subscription on it carry on.
     public func subscribe(_ request: SubscriptionRequest) async -> AsyncThrowingStream<SubscriptionEvent, any Error> {
+        await subscribeInBatches(request).elements
+    }
+
+    /// ``subscribe(_:)``, read a batch at a time.
+    package func subscribeInBatches(_ request: SubscriptionRequest) async -> BatchReader<SubscriptionEvent> {
         guard case .channel(let rawChannel) = request.topic else {
-            return Self.failedStream(.unsupported("AppSync Events subscribes to channels, not GraphQL operations"))
+            return .failed(.unsupported("AppSync Events subscribes to channels, not GraphQL operations"))
         }
         let channel: String
-        do { channel = try ChannelName.validate(rawChannel, for: .subscribe) } catch { return Self.failedStream(error) }
+        do { channel = try ChannelName.validate(rawChannel, for: .subscribe) } catch { return .failed(error) }
         let state = running()
         guard state.values.withLock({ $0.subscriptions.count }) < configuration.maxSubscriptions else {
-            return Self.failedStream(.subscriptionLimitReached(configuration.maxSubscriptions))
+            return .failed(.subscriptionLimitReached(configuration.maxSubscriptions))
         }
         let id = makeID()
-        let (stream, sink) = SubscriptionSink.make(
+        let (reader, sink) = SubscriptionSink.make(
             bufferLimit: configuration.link.subscriptionBufferLimit, label: channel, logger: logger, wallClock: wallClock,
             margin: configuration.link.gapSafetyMargin)
         sink.onConsumerGone { [weak state] in state?.cancel(id) }
         logger.debug("subscribe", metadata: ["channel": "\(channel)", "id": "\(id)"])
         state.add(id: id, channel: channel, sink: sink)
-        return stream
+        return reader
     }
 
     /// Publishes 1 to 5 events (each at most 240 KB of JSON) to a channel, over the configured route, authorized with
@@ -173,10 +178,6 @@ public final class AppSyncEventsTransport: RealtimeTransport {
         }
         return try result.get()
     }
-
-    static func failedStream(_ error: RealtimeError) -> AsyncThrowingStream<SubscriptionEvent, any Error> {
-        AsyncThrowingStream { $0.finish(throwing: error) }
-    }
 }
 
 /// The supervisor's view of an AppSync transport.
@@ -207,3 +208,5 @@ struct AppSyncLinks: SupervisedTransport {
         state.states.update(.disconnected(reason))
     }
 }
+
+extension AppSyncEventsTransport: BatchSubscribing {}

@@ -39,8 +39,8 @@ struct AppSyncLinkDriver: LinkDriver {
 
     func linkOpened(_ control: LinkControl) { state.linkOpened(id, control: control) }
 
-    func handleFrame(_ message: WebSocketMessage) -> LinkFrameStep {
-        withBytes(message) { handle($0) }
+    func handleFrame(_ message: WebSocketMessage, into batch: DeliveryBatch) -> LinkFrameStep {
+        withBytes(message) { handle($0, batch) }
     }
 
     func pendingMessages() async -> [WebSocketMessage] { await state.pendingMessages(on: id) }
@@ -60,8 +60,8 @@ struct AppSyncLinkDriver: LinkDriver {
         }
     }
 
-    private func handle(_ bytes: UnsafeBufferPointer<UInt8>) -> LinkFrameStep {
-        if let step = handleData(bytes) { return step }
+    private func handle(_ bytes: UnsafeBufferPointer<UInt8>, _ batch: DeliveryBatch) -> LinkFrameStep {
+        if let step = handleData(bytes, batch) { return step }
         let envelope: JSONEnvelope
         do {
             envelope = try JSONEnvelope(scanning: bytes)
@@ -86,7 +86,7 @@ struct AppSyncLinkDriver: LinkDriver {
                 return .handled
             }
             for payload in payloads {
-                state.routeData(payload, id: messageID, on: id)?.yield(.payload(payload))
+                state.routeData(payload, id: messageID, on: id)?.yield(.payload(payload), into: batch)
             }
             return .handled
         case "ka":
@@ -101,7 +101,7 @@ struct AppSyncLinkDriver: LinkDriver {
     /// The hot path: a `data` frame whose `id` has no escapes and whose `event` is a string (as the service sends
     /// them), routed from one scan that stores nothing. `nil` for every other frame, which the general path handles
     /// (and reports, if it is malformed).
-    private func handleData(_ bytes: UnsafeBufferPointer<UInt8>) -> LinkFrameStep? {
+    private func handleData(_ bytes: UnsafeBufferPointer<UInt8>, _ batch: DeliveryBatch) -> LinkFrameStep? {
         var type: JSONEnvelope.Member?
         var messageID: JSONEnvelope.Member?
         var event: JSONEnvelope.Member?
@@ -130,7 +130,8 @@ struct AppSyncLinkDriver: LinkDriver {
         } else {
             payload = RealtimePayload(json: Data(UnsafeBufferPointer(rebasing: bytes[event.value])))
         }
-        state.routeData(payload, idBytes: UnsafeBufferPointer(rebasing: bytes[messageID.value]), on: id)?.yield(.payload(payload))
+        state.routeData(payload, idBytes: UnsafeBufferPointer(rebasing: bytes[messageID.value]), on: id)?.yield(
+            .payload(payload), into: batch)
         return .handled
     }
 

@@ -70,7 +70,8 @@ public actor BackendNotifier {
         let metrics = NotifierMetrics(factory: metricsFactory)
         let events = StreamHub<NotifierConnectionEvent>(name: "connectionEvents", policy: ObserverBufferPolicy(limit: 256)) { _, _ in }
         let losses = LossReporter(
-            events: events, activeName: Locked(transport.name), wallClock: wallClock, lossMargin: configuration.validLossMargin.timeInterval)
+            events: events, activeName: Locked(transport.name), wallClock: wallClock, lossMargin: configuration.validLossMargin.timeInterval
+        )
         let hubs = NotifierHubs(
             policy: configuration.bufferPolicy, metrics: metrics, onDrop: losses.bufferOverflow(metrics: metrics, logger: logger))
         self.configuration = configuration

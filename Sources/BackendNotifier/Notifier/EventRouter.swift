@@ -35,10 +35,12 @@ struct EventRouter: Sendable {
     /// Payloads that could not be decoded (dropped, logged, counted).
     var decodeFailures: Int { failures.withLock { $0 } }
 
-    func route(_ payload: RealtimePayload, from upstream: Upstream, dialect: TransportDialect) {
+    /// Decodes `payload` once and delivers it to every public stream it feeds; the observers are woken with `batch` (when
+    /// the caller flushes it) or at once without one.
+    func route(_ payload: RealtimePayload, from upstream: Upstream, dialect: TransportDialect, into batch: DeliveryBatch?) {
         switch dialect {
-        case .appSyncChannels: routeChannelEvent(payload.json, from: upstream, dialect: .appSyncChannels)
-        case .graphQL: routeLegacyEvent(payload, from: upstream)
+        case .appSyncChannels: routeChannelEvent(payload.json, from: upstream, dialect: .appSyncChannels, batch)
+        case .graphQL: routeLegacyEvent(payload, from: upstream, batch)
         }
     }
 
@@ -56,7 +58,7 @@ struct EventRouter: Sendable {
 
     /// `dialect`: AppSync Events payloads must carry the new schema's `eventType` and `timestamp`; the legacy GraphQL
     /// ones routed here (archive, role, revocation) need not (docs/migration-guide.md).
-    private func routeChannelEvent(_ json: Data, from upstream: Upstream, dialect: TransportDialect) {
+    private func routeChannelEvent(_ json: Data, from upstream: Upstream, dialect: TransportDialect, _ batch: DeliveryBatch?) {
         let (kind, result) = decoder.decodeEvent(json, kind: Self.fixedKind(of: upstream), requiringMetadata: dialect == .appSyncChannels)
         switch result {
         case .failure(let error):
@@ -64,14 +66,14 @@ struct EventRouter: Sendable {
         case .success(let event):
             logUnknownFields(json, event.kind)
             guard passesFilter(event) else { return }
-            deliverNine(event)
+            deliverNine(event, batch)
             switch event {
-            case .devicePresence(let value): deliverMerged(DeviceStateOutput(value))
-            case .deviceRecording(let value): deliverMerged(DeviceStateOutput(value))
-            case .deviceFirmware(let value): deliverMerged(DeviceStateOutput(value))
-            case .licensePhase(let value): deliver(OrganizationStateOutput(value), to: hubs.organizationMerged, event.date)
-            case .plan(let value): deliver(OrganizationStateOutput(value), to: hubs.organizationMerged, event.date)
-            case .aiSettings(let value): deliver(OrganizationStateOutput(value), to: hubs.organizationMerged, event.date)
+            case .devicePresence(let value): deliverMerged(DeviceStateOutput(value), batch)
+            case .deviceRecording(let value): deliverMerged(DeviceStateOutput(value), batch)
+            case .deviceFirmware(let value): deliverMerged(DeviceStateOutput(value), batch)
+            case .licensePhase(let value): deliver(OrganizationStateOutput(value), to: hubs.organizationMerged, event.date, batch)
+            case .plan(let value): deliver(OrganizationStateOutput(value), to: hubs.organizationMerged, event.date, batch)
+            case .aiSettings(let value): deliver(OrganizationStateOutput(value), to: hubs.organizationMerged, event.date, batch)
             default: break
             }
         }
@@ -79,7 +81,7 @@ struct EventRouter: Sendable {
 
     // MARK: GraphQL: merged outputs, split for the nine-method API
 
-    private func routeLegacyEvent(_ payload: RealtimePayload, from upstream: Upstream) {
+    private func routeLegacyEvent(_ payload: RealtimePayload, from upstream: Upstream, _ batch: DeliveryBatch?) {
         let json = payload.json
         if json.count == 4, String(decoding: json, as: UTF8.self) == "null" {
             logger.warning(
@@ -98,22 +100,22 @@ struct EventRouter: Sendable {
             case .success(let merged):
                 // Seed 000: unauthorized events are discarded silently.
                 if let group = merged.deviceGroup, !filter.canAccessDevice(deviceGroupID: group) { return }
-                deliverMerged(merged)
+                deliverMerged(merged, batch)
                 // The nine-method values only for streams someone observes (a loop, not a closure capturing the router).
                 if hubs.hasNineMethodObservers(of: .device) {
-                    for event in merged.split() { deliverNine(event) }
+                    for event in merged.split() { deliverNine(event, batch) }
                 }
             }
         case .organization:
             switch decoder.decodeLegacy(OrganizationStateOutput.self, from: json) {
             case .failure(let error): failed("organization", error, json, upstream: upstream, dialect: .graphQL)
             case .success(let merged):
-                deliver(merged, to: hubs.organizationMerged, ISO8601Timestamp.date(from: merged.timestamp))
+                deliver(merged, to: hubs.organizationMerged, ISO8601Timestamp.date(from: merged.timestamp), batch)
                 if hubs.hasNineMethodObservers(of: .organization) {
-                    for event in merged.split() { deliverNine(event) }
+                    for event in merged.split() { deliverNine(event, batch) }
                 }
             }
-        case .archive, .role, .revoke: routeChannelEvent(json, from: upstream, dialect: .graphQL)
+        case .archive, .role, .revoke: routeChannelEvent(json, from: upstream, dialect: .graphQL, batch)
         }
     }
 
@@ -167,11 +169,11 @@ struct EventRouter: Sendable {
     }
 
     /// Values are built (copied, normalised, dated) only for streams that have an observer.
-    private func deliverNine(_ event: VortexEvent) {
+    private func deliverNine(_ event: VortexEvent, _ batch: DeliveryBatch?) {
         switch event {
-        case .devicePresence(let value): deliver(Self.siteOnly(value), to: hubs.presence, event.date)
-        case .deviceRecording(let value): deliver(Self.siteOnly(value), to: hubs.recording, event.date)
-        case .deviceFirmware(let value): deliver(Self.siteOnly(value), to: hubs.firmware, event.date)
+        case .devicePresence(let value): deliver(Self.siteOnly(value), to: hubs.presence, event.date, batch)
+        case .deviceRecording(let value): deliver(Self.siteOnly(value), to: hubs.recording, event.date, batch)
+        case .deviceFirmware(let value): deliver(Self.siteOnly(value), to: hubs.firmware, event.date, batch)
         case .archiveState(var value):
             // Archives are shared by both APIs: keep both names of the device group.
             deliver(
@@ -179,12 +181,12 @@ struct EventRouter: Sendable {
                     value.siteId = value.deviceGroup
                     value.deviceGroupID = value.deviceGroup
                     return value
-                }(), to: hubs.archive, event.date)
-        case .licensePhase(let value): deliver(value, to: hubs.license, event.date)
-        case .plan(let value): deliver(value, to: hubs.plan, event.date)
-        case .aiSettings(let value): deliver(value, to: hubs.aiSettings, event.date)
-        case .roleChanged(let value): deliver(value, to: hubs.role, event.date)
-        case .tokenRevoked(let value): deliver(value, to: hubs.revoke, event.date)
+                }(), to: hubs.archive, event.date, batch)
+        case .licensePhase(let value): deliver(value, to: hubs.license, event.date, batch)
+        case .plan(let value): deliver(value, to: hubs.plan, event.date, batch)
+        case .aiSettings(let value): deliver(value, to: hubs.aiSettings, event.date, batch)
+        case .roleChanged(let value): deliver(value, to: hubs.role, event.date, batch)
+        case .tokenRevoked(let value): deliver(value, to: hubs.revoke, event.date, batch)
         }
     }
 
@@ -196,7 +198,7 @@ struct EventRouter: Sendable {
         return value
     }
 
-    private func deliverMerged(_ merged: @autoclosure () -> DeviceStateOutput) {
+    private func deliverMerged(_ merged: @autoclosure () -> DeviceStateOutput, _ batch: DeliveryBatch?) {
         var timestamp: String?
         deliver(
             {
@@ -205,11 +207,13 @@ struct EventRouter: Sendable {
                 value.deviceGroupID = value.deviceGroupID ?? value.siteId
                 timestamp = value.timestamp
                 return value
-            }(), to: hubs.deviceMerged, ISO8601Timestamp.date(from: timestamp))
+            }(), to: hubs.deviceMerged, ISO8601Timestamp.date(from: timestamp), batch)
     }
 
-    private func deliver<T: Sendable>(_ value: @autoclosure () -> T, to hub: StreamHub<T>, _ published: @autoclosure () -> Date?) {
-        guard hub.yield(value()) > 0 else { return }
+    private func deliver<T: Sendable>(
+        _ value: @autoclosure () -> T, to hub: StreamHub<T>, _ published: @autoclosure () -> Date?, _ batch: DeliveryBatch?
+    ) {
+        guard hub.yield(value(), into: batch) > 0 else { return }
         hub.metrics?.recordDelivery(latency: published().map { wallClock.now().timeIntervalSince($0) })
     }
 

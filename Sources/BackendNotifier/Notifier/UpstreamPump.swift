@@ -4,6 +4,11 @@ import SubscriberCore
 /// One upstream run: subscribes on its transport and delivers each event where its ``UpstreamDelivery`` says, on its
 /// own task (no hop onto the notifier per event). Only the subscription's confirmation and its end go to the state
 /// machine (`report`).
+///
+/// Batched delivery, explicitly: the pump reads everything its subscription has queued at once (a ``BatchReader`` of
+/// this package's transports), delivers it with one ``DeliveryBatch``, and flushes the batch when it has delivered
+/// the lot, so each observer is woken once per batch. A transport that cannot be read in batches is read an event at
+/// a time, each event a batch of its own.
 struct UpstreamPump: Sendable {
     let id: NotifierStateMachine.RunID
     let transport: any RealtimeTransport
@@ -13,49 +18,52 @@ struct UpstreamPump: Sendable {
     let events: StreamHub<NotifierConnectionEvent>
 
     func run(report: @escaping @Sendable (NotifierStateMachine.Event) async -> Void) async {
-        let stream = await transport.subscribe(request)
-        let upstream = id.upstream
-        let dialect = transport.dialect
-        let name = transport.name
-        // Batched delivery: the observers this pump delivers to are woken once each time it has drained its
-        // transport stream (the stream's buffer flushes the batch then), not once per value.
         let batch = DeliveryBatch()
         defer { batch.close() }
-        await DeliveryBatch.$current.withValue(batch) {
-            do {
-                var flushedByUpstream = false
-                for try await event in stream {
-                    // A transport stream that is not a StreamBuffer cannot flush the batch: do it per value.
-                    defer {
-                        if !flushedByUpstream {
-                            flushedByUpstream = batch.isFlushedByUpstream
-                            if !flushedByUpstream { batch.flush() }
-                        }
-                    }
-                    if case .live = event {
-                        await report(.upstreamLive(id))
-                        continue
-                    }
-                    switch delivery.mode {
-                    case .open:
-                        switch event {
-                        case .payload(let payload): router.route(payload, from: upstream, dialect: dialect)
-                        case .resumed(let gap): events.yield(.resumed(stream: upstream.rawValue, transport: name, gap: gap))
-                        case .lost(let loss): events.yield(.eventsLost(stream: upstream.rawValue, transport: name, loss: loss))
-                        case .live: break
-                        }
-                    case .closed:
-                        break
-                    case .old(let overlap):
-                        overlap.fromOld(event)
-                    case .new(let overlap):
-                        if !overlap.fromNew(event) { delivery.reopen(after: overlap) }
-                    }
+        let source = (upstream: id.upstream, dialect: transport.dialect, name: transport.name)
+        do {
+            if let batching = transport as? any BatchSubscribing {
+                let reader = await batching.subscribeInBatches(request)
+                var events: [SubscriptionEvent] = []
+                while try await reader.next(into: &events) {
+                    for event in events { await handle(event, source, batch, report) }
+                    batch.flush()
                 }
-                await report(.upstreamEnded(id, nil))
-            } catch {
-                await report(.upstreamEnded(id, error as? RealtimeError ?? .network("\(error)")))
+            } else {
+                for try await event in await transport.subscribe(request) {
+                    await handle(event, source, batch, report)
+                    batch.flush()
+                }
             }
+            await report(.upstreamEnded(id, nil))
+        } catch {
+            await report(.upstreamEnded(id, error as? RealtimeError ?? .network("\(error)")))
+        }
+    }
+
+    private func handle(
+        _ event: SubscriptionEvent, _ source: (upstream: Upstream, dialect: TransportDialect, name: String), _ batch: DeliveryBatch,
+        _ report: @Sendable (NotifierStateMachine.Event) async -> Void
+    ) async {
+        if case .live = event {
+            batch.flush()
+            await report(.upstreamLive(id))
+            return
+        }
+        switch delivery.mode {
+        case .open:
+            switch event {
+            case .payload(let payload): router.route(payload, from: source.upstream, dialect: source.dialect, into: batch)
+            case .resumed(let gap): events.yield(.resumed(stream: source.upstream.rawValue, transport: source.name, gap: gap))
+            case .lost(let loss): events.yield(.eventsLost(stream: source.upstream.rawValue, transport: source.name, loss: loss))
+            case .live: break
+            }
+        case .closed:
+            break
+        case .old(let overlap):
+            overlap.fromOld(event, into: batch)
+        case .new(let overlap):
+            if !overlap.fromNew(event, into: batch) { delivery.reopen(after: overlap) }
         }
     }
 }

@@ -2,8 +2,8 @@ import Logging
 import SubscriberCore
 
 /// One public notifier stream (for example `devicePresenceValues()`): any number of observers, each with its own
-/// bounded buffer. Thread-safe, so upstream tasks deliver without hopping onto the notifier actor; on an upstream pump
-/// with batched delivery, each observer is woken once per batch rather than once per value.
+/// bounded buffer. Thread-safe, so upstream tasks deliver without hopping onto the notifier actor; an upstream pump
+/// hands its batch along, so each observer is woken once per batch rather than once per value.
 final class StreamHub<Value: Sendable>: Sendable {
     private struct State {
         var nextID = 0
@@ -62,9 +62,10 @@ final class StreamHub<Value: Sendable>: Sendable {
         return buffer.makeStream()
     }
 
-    /// Delivers to every observer; returns how many received it. `value` is made only if there is an observer.
+    /// Delivers to every observer; returns how many received it. `value` is made only if there is an observer. With a
+    /// `batch`, the observers are woken when it is flushed (once for all it holds), else at once.
     @discardableResult
-    func yield(_ value: @autoclosure () -> Value) -> Int {
+    func yield(_ value: @autoclosure () -> Value, into batch: DeliveryBatch? = nil) -> Int {
         let observers = state.withLock { $0.buffers }
         guard !observers.isEmpty else { return 0 }
         let value = value()
@@ -78,7 +79,7 @@ final class StreamHub<Value: Sendable>: Sendable {
                 drops += 1
             case .terminated: break
             }
-            observer.signalOrHold()
+            observer.signal(in: batch)
         }
         if received > 0 {
             state.withLock { state in

@@ -55,13 +55,13 @@ final class SwitchOverlap: Sendable {
     }
 
     /// An event of the old run: delivered (and its identity recorded) until the cut-over, dropped afterwards.
-    func fromOld(_ event: SubscriptionEvent) {
+    func fromOld(_ event: SubscriptionEvent, into batch: DeliveryBatch? = nil) {
         state.withLock { state in
             guard case .overlapping = state.stage else { return }
             switch event {
             case .payload(let payload):
                 let identities = identify(payload, side: old, encoder: state.encoder)
-                router.route(payload, from: upstream, dialect: old.dialect)
+                router.route(payload, from: upstream, dialect: old.dialect, into: batch)
                 state.ledger.record(identities)
             case .resumed(let gap): events.yield(.resumed(stream: upstream.rawValue, transport: old.name, gap: gap))
             case .lost(let loss): events.yield(.eventsLost(stream: upstream.rawValue, transport: old.name, loss: loss))
@@ -72,7 +72,7 @@ final class SwitchOverlap: Sendable {
 
     /// An event of the new run: held until the cut-over, then delivered unless the old run delivered it. Returns
     /// `false` once the overlap is over: the run then delivers directly.
-    func fromNew(_ event: SubscriptionEvent) -> Bool {
+    func fromNew(_ event: SubscriptionEvent, into batch: DeliveryBatch? = nil) -> Bool {
         state.withLock { state in
             switch state.stage {
             case .overlapping:
@@ -83,10 +83,10 @@ final class SwitchOverlap: Sendable {
                 state.held.append(event)
                 return true
             case .deduplicating:
-                deliverNew(event, &state)
+                deliverNew(event, &state, batch)
                 return state.stage != .ended
             case .ended:
-                deliverNew(event, &state)
+                deliverNew(event, &state, batch)
                 return false
             }
         }
@@ -94,6 +94,9 @@ final class SwitchOverlap: Sendable {
 
     /// The cut-over: the old run stops delivering, and the new one delivers what it held (minus duplicates).
     func cutOver() {
+        // The held events wake each observer once, after the lock is released.
+        let batch = DeliveryBatch()
+        defer { batch.close() }
         state.withLock { state in
             guard case .overlapping = state.stage else { return }
             state.stage = .deduplicating
@@ -102,7 +105,7 @@ final class SwitchOverlap: Sendable {
             if state.heldDropped > 0 {
                 router.losses.report(.bufferOverflow, count: state.heldDropped, stream: upstream.rawValue, transport: new.name)
             }
-            for event in held { deliverNew(event, &state) }
+            for event in held { deliverNew(event, &state, batch) }
             if state.ledger.isEmpty { state.stage = .ended }
         }
     }
@@ -116,7 +119,7 @@ final class SwitchOverlap: Sendable {
         }
     }
 
-    private func deliverNew(_ event: SubscriptionEvent, _ state: inout State) {
+    private func deliverNew(_ event: SubscriptionEvent, _ state: inout State, _ batch: DeliveryBatch?) {
         switch event {
         case .payload(let payload):
             if !state.ledger.isEmpty {
@@ -127,7 +130,7 @@ final class SwitchOverlap: Sendable {
                 }
             }
             if case .deduplicating = state.stage, state.ledger.isEmpty { state.stage = .ended }
-            router.route(payload, from: upstream, dialect: new.dialect)
+            router.route(payload, from: upstream, dialect: new.dialect, into: batch)
         case .resumed(let gap): events.yield(.resumed(stream: upstream.rawValue, transport: new.name, gap: gap))
         case .lost(let loss): events.yield(.eventsLost(stream: upstream.rawValue, transport: new.name, loss: loss))
         case .live: break

@@ -4,20 +4,16 @@
     func signal()
 }
 
-/// The consumers a reader has queued elements for since it last suspended, woken together so that one read's worth
-/// of frames wakes each consumer once instead of once per element.
+/// The consumers a reader has queued elements for since it last flushed, woken together so that one read's worth of
+/// elements wakes each consumer once instead of once per element.
 ///
-/// A reader runs with a batch as ``current`` (a task-local, set by the link runner and the notifier's pumps);
-/// producers such as ``SubscriptionSink/yield(_:)`` then queue the element at once (a consumer that is awake takes it
-/// straight away) but leave waking a waiting consumer to the batch. ``flush()`` wakes them: after each socket read
-/// (the link's reader), when the reader is about to wait for its upstream ``StreamBuffer`` (the notifier's pumps),
-/// when ``holdLimit`` elements were queued, and when the reader ends. Only the wake-up is
-/// deferred, so order and loss accounting are those of the queue, and nothing waits past the reader's next
-/// suspension.
+/// A batch is a value its reader owns and hands down explicitly: the link's reader passes its batch to
+/// ``LinkDriver/handleFrame(_:into:)`` and flushes it after each socket read; a notifier pump passes its batch to the
+/// event router and flushes it after each batch it read from its subscription (``SubscriptionReader``). Producers
+/// queue the element at once (a consumer that is awake takes it straight away) and leave waking a waiting consumer to
+/// the batch (``DeliverySignal/signal(in:)``). The batch also flushes itself when ``holdLimit`` elements were
+/// queued. Only the wake-up is deferred, so order and loss accounting are those of the queue.
 @usableFromInline package final class DeliveryBatch: Sendable {
-    /// The batch of the reader running on this task, if any.
-    @usableFromInline @TaskLocal package static var current: DeliveryBatch?
-
     /// Queued elements beyond which the batch is flushed at once: a reader that never suspends (a server faster than
     /// the client) still wakes its consumers in slices of this size.
     package static let holdLimit = 64
@@ -26,7 +22,6 @@
         var signals: [any DeliverySignal] = []
         var held = 0
         var closed = false
-        var flushedByUpstream = false
     }
 
     private let state = Locked(State())
@@ -50,6 +45,7 @@
     /// Wakes every consumer that has elements queued since the last flush.
     @usableFromInline package func flush() {
         let signals = state.withLock { state -> [any DeliverySignal] in
+            guard !state.signals.isEmpty else { return [] }
             defer {
                 state.signals.removeAll(keepingCapacity: true)
                 state.held = 0
@@ -59,17 +55,7 @@
         for signal in signals { signal.signal() }
     }
 
-    /// Whether the reader's upstream is a ``StreamBuffer``, which flushes the batch whenever the reader is about to
-    /// wait for it. A reader whose upstream is any other stream flushes after each element itself. Once `true`, it
-    /// stays `true`.
-    package var isFlushedByUpstream: Bool { state.withLock { $0.flushedByUpstream } }
-
-    /// Called by ``StreamBuffer`` as its consumer asks for the next element.
-    @usableFromInline func markFlushedByUpstream() {
-        state.withLock { $0.flushedByUpstream = true }
-    }
-
-    /// Flushes and stops holding: later elements under this batch wake their consumers at once.
+    /// Flushes and stops holding: later elements handed this batch wake their consumers at once.
     package func close() {
         state.withLock { $0.closed = true }
         flush()
@@ -77,10 +63,10 @@
 }
 
 extension DeliverySignal {
-    /// Wakes the consumer now, or, on a reader with a ``DeliveryBatch``, when the batch is flushed.
+    /// Wakes the consumer now, or, given a `batch`, when the batch is flushed.
     @inlinable
-    package func signalOrHold() {
-        if let batch = DeliveryBatch.current, batch.hold(self) { return }
+    package func signal(in batch: DeliveryBatch?) {
+        if let batch, batch.hold(self) { return }
         signal()
     }
 }

@@ -2,8 +2,9 @@
 /// notifier's observer streams.
 ///
 /// Unlike the buffers of `AsyncStream` and `AsyncThrowingStream` it separates adding an element from waking the
-/// consumer: a producer running with a ``DeliveryBatch`` enqueues a whole read's worth and the consumer wakes once
-/// per batch instead of once per element. Otherwise it behaves like those streams' buffers: a full queue drops the
+/// consumer: a producer handed a ``DeliveryBatch`` enqueues a whole read's worth and the consumer wakes once per batch
+/// instead of once per element. The consumer reads one element at a time (``makeThrowingStream()``) or everything
+/// queued at once (``makeReader()``). Otherwise it behaves like those streams' buffers: a full queue drops the
 /// new element (``OverflowPolicy/dropNewest``) or the oldest queued one (``OverflowPolicy/dropOldest``), the stream
 /// ends after the queued elements, and the consumer cancelling its task or dropping the stream counts as the
 /// consumer having gone.
@@ -95,6 +96,9 @@
         return AsyncThrowingStream { try await token.next() }
     }
 
+    /// The consumer's side as batches: each read takes everything queued at once (see ``SubscriptionReader``).
+    package func makeReader() -> BatchReader<Element> { BatchReader(ConsumerToken(self)) }
+
     /// The stream the consumer iterates, for buffers that never finish with an error.
     @inlinable
     package func makeStream() -> AsyncStream<Element> {
@@ -175,13 +179,6 @@
             return nil
         }
         if let ready = state.withLock({ $0.ready() }) { return try ready.get() }
-        // About to wait. A consumer that is itself a reader with a delivery batch (the notifier's pumps) learns here,
-        // and only here, that it has drained its upstream: the instant to wake its own consumers, once for all it
-        // delivered. (Not looked up while elements are ready: a task-local read per element is not free.)
-        if let batch = DeliveryBatch.current {
-            batch.markFlushedByUpstream()
-            batch.flush()
-        }
         // The element is handed over through the locked state, not through the continuation (which carries no value):
         // a continuation resumed before its task reaches the await lets the task run on without any happens-before edge
         // the thread sanitizer is told of (the runtime's fast path in `swift_continuation_await` synchronises with an
@@ -269,5 +266,60 @@ final class ConsumerToken<Element: Sendable>: Sendable {
         }
         if let ready { return ready }
         return try await buffer.next()
+    }
+
+    /// Everything queued, into `batch` (emptied first, its storage reused): what was taken and not yet read, else the
+    /// whole queue, else the next element once there is one. `false` at the end of the stream.
+    @inlinable
+    func next(into batch: inout [Element]) async throws -> Bool {
+        batch.removeAll(keepingCapacity: true)
+        if Task.isCancelled {
+            buffer.consumerGone()
+            return false
+        }
+        taken.withLock { taken in
+            if taken.head < taken.elements.count {
+                batch.append(contentsOf: taken.elements[taken.head...])
+                taken.elements.removeAll(keepingCapacity: true)
+                taken.head = 0
+            }
+        }
+        if batch.isEmpty {
+            buffer.state.withLock { state in
+                guard state.count > 0 else { return }
+                if state.head == 0 {
+                    swap(&state.elements, &batch)
+                } else {
+                    batch.append(contentsOf: state.elements[state.head...])
+                    state.elements.removeAll(keepingCapacity: true)
+                    state.head = 0
+                }
+            }
+        }
+        if !batch.isEmpty { return true }
+        guard let first = try await buffer.next() else { return false }
+        batch.append(first)
+        return true
+    }
+}
+
+/// The consumer's side of a ``StreamBuffer`` read a batch at a time: each ``next(into:)`` takes everything queued, so
+/// a reader that delivers further (a notifier pump) knows when it has drained its upstream and can wake its own
+/// consumers once for the lot. Dropping the reader counts as the consumer having gone.
+package struct BatchReader<Element: Sendable>: Sendable {
+    @usableFromInline let token: ConsumerToken<Element>
+
+    @inlinable init(_ token: ConsumerToken<Element>) { self.token = token }
+
+    /// Replaces `batch`'s contents with everything queued, waiting for at least one element; `false` at the end of
+    /// the stream (then `batch` is empty). Throws the error the stream ended with.
+    @inlinable
+    package func next(into batch: inout [Element]) async throws -> Bool { try await token.next(into: &batch) }
+
+    /// The same elements one at a time (for consumers that do not read in batches). The consumer has gone when the
+    /// reader and this stream are both dropped, so a transport hands out only the stream.
+    package var elements: AsyncThrowingStream<Element, any Error> {
+        let token = token
+        return AsyncThrowingStream { try await token.next() }
     }
 }

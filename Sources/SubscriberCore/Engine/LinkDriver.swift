@@ -4,7 +4,7 @@ import Foundation
 /// the timers and the lifecycle; a driver only turns frames into decisions and says what to send.
 ///
 /// Every method but ``pendingMessages()`` is synchronous and called from the link's tasks (the reader calls
-/// ``handleFrame(_:)`` for each frame, on the hot path), so a driver keeps its state behind a lock, never behind an
+/// ``handleFrame(_:into:)`` for each frame, on the hot path), so a driver keeps its state behind a lock, never behind an
 /// actor hop.
 package protocol LinkDriver: Sendable {
     /// The messages sent as soon as the socket is open (`connection_init`).
@@ -17,8 +17,9 @@ package protocol LinkDriver: Sendable {
     /// writer, schedule a protocol timer, close it).
     func linkOpened(_ control: LinkControl)
 
-    /// A frame once the link is open.
-    func handleFrame(_ message: WebSocketMessage) -> LinkFrameStep
+    /// A frame once the link is open. Events it delivers go to their sinks with `batch`, the reader's: their consumers
+    /// are woken when the reader flushes it, after the socket read.
+    func handleFrame(_ message: WebSocketMessage, into batch: DeliveryBatch) -> LinkFrameStep
 
     /// What the link's writer should send now (subscribes, unsubscribes, publishes); called after every wake, by the
     /// writer only (never twice at once for one link).

@@ -132,7 +132,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                await readInBatches(id: id) { await read(connection, driver, machine, control, registry, timerPoke, postpone, ended) }
+                await read(connection, driver, machine, control, registry, timerPoke, postpone, ended)
             }
             group.addTask { await runTimer(connection, driver, machine, timer, timerPoke, ended) }
             group.addTask { await write(connection, driver, wakes, ended) }
@@ -175,20 +175,15 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         return LinkReport(end: end, acknowledged: acknowledged, lastReceived: wall)
     }
 
-    /// Runs the reader with a ``DeliveryBatch``: the events of one read's frames reach each consumer with one wake-up
-    /// (the reader flushes the batch after each read; see ``WebSocketConnection/receiveBatch()``).
-    private func readInBatches(id: Int, _ reader: @Sendable () async -> Void) async {
-        let batch = DeliveryBatch()
-        await DeliveryBatch.$current.withValue(batch) { await reader() }
-        batch.close()
-    }
-
-    /// The reader: a read's frames at a time, each handled where it is read; the consumers are woken after each read.
+    /// The reader: a read's frames at a time, each handled where it is read. The events they carry are queued with
+    /// the reader's ``DeliveryBatch``, which it flushes after each read: each consumer is woken once per read.
     private func read(
         _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ machine: Locked<LinkStateMachine<C.Instant>>,
         _ control: LinkControl, _ registry: LinkRegistry?, _ timerPoke: Locked<OneShotSignal<Void>>, _ postpone: Postponer,
         _ ended: OneShotSignal<Ended>
     ) async {
+        let batch = DeliveryBatch()
+        defer { batch.close() }
         var open = false
         while true {
             let messages: [WebSocketMessage]?
@@ -206,12 +201,12 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
             let now = clock.now
             if machine.withLock({ $0.received(at: now) }) { timerPoke.withLock { $0 }.fire() }
             defer {
-                DeliveryBatch.current?.flush()
+                batch.flush()
                 postpone(at: now)
             }
             for message in messages {
                 if open {
-                    switch driver.handleFrame(message) {
+                    switch driver.handleFrame(message, into: batch) {
                     case .handled:
                         continue
                     case .keepAlive:

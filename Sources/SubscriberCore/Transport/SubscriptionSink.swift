@@ -31,10 +31,10 @@ package final class SubscriptionSink: Sendable {
     ///   - margin: how far before the first loss a loss window starts (clock skew, delivery latency).
     package static func make(
         bufferLimit: Int, label: String, logger: Logger, wallClock: WallClock = .system, margin: Duration = .zero
-    ) -> (stream: AsyncThrowingStream<SubscriptionEvent, any Error>, sink: SubscriptionSink) {
+    ) -> (reader: BatchReader<SubscriptionEvent>, sink: SubscriptionSink) {
         let buffer = StreamBuffer<SubscriptionEvent>(limit: bufferLimit)
         let sink = SubscriptionSink(buffer: buffer, logger: logger, label: label, wallClock: wallClock, margin: margin)
-        return (buffer.makeThrowingStream(), sink)
+        return (buffer.makeReader(), sink)
     }
 
     private init(
@@ -60,12 +60,12 @@ package final class SubscriptionSink: Sendable {
 
     /// Delivers an event; returns `false` once the consumer has gone.
     ///
-    /// On a reader running with a ``DeliveryBatch`` the event is queued at once but the consumer is woken when the
-    /// batch flushes (after the socket read, or when the reader suspends), once for all of the batch's events.
+    /// Given the reader's `batch`, the event is queued at once but the consumer is woken when the batch flushes
+    /// (after the socket read), once for all of the batch's events; without one, at once.
     @discardableResult
-    package func yield(_ event: SubscriptionEvent) -> Bool {
+    package func yield(_ event: SubscriptionEvent, into batch: DeliveryBatch? = nil) -> Bool {
         let delivered = deliver(event)
-        buffer.signalOrHold()
+        buffer.signal(in: batch)
         return delivered
     }
 

@@ -137,7 +137,7 @@ struct TestLinkDriver: LinkDriver {
 
     func linkOpened(_ control: LinkControl) { states.update(.connected) }
 
-    func handleFrame(_ message: WebSocketMessage) -> LinkFrameStep {
+    func handleFrame(_ message: WebSocketMessage, into batch: DeliveryBatch) -> LinkFrameStep {
         switch message {
         case .text("ka"): .keepAlive
         case .text("ping"): .reply(.text("pong"))
