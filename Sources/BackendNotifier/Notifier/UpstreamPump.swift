@@ -26,7 +26,9 @@ struct UpstreamPump: Sendable {
                 let reader = await batching.subscribeInBatches(request)
                 var events: [SubscriptionEvent] = []
                 while try await reader.next(into: &events) {
-                    for event in events { await handle(event, source, batch, report) }
+                    // Moved out one by one, not copied: no retain and release per event.
+                    events.reverse()
+                    while let event = events.popLast() { await handle(event, source, batch, report) }
                     batch.flush()
                 }
             } else {

@@ -235,9 +235,10 @@
 @usableFromInline
 final class ConsumerToken<Element: Sendable>: Sendable {
     @usableFromInline let buffer: StreamBuffer<Element>
-    /// The taken elements and the next one's index. Its lock is the consumer's own (the producer never takes it);
-    /// the queue's lock is only ever taken inside it, never the other way round.
-    @usableFromInline let taken = Locked((elements: [Element](), head: 0))
+    /// The taken elements not yet read, last to be read first: each read moves one out (`popLast()`) instead of
+    /// copying it, which for a model of strings saves a retain and a release per field. Its lock is the consumer's own
+    /// (the producer never takes it); the queue's lock is only ever taken inside it, never the other way round.
+    @usableFromInline let taken = Locked([Element]())
 
     @inlinable init(_ buffer: StreamBuffer<Element>) { self.buffer = buffer }
     @inlinable deinit { buffer.consumerGone() }
@@ -250,22 +251,28 @@ final class ConsumerToken<Element: Sendable>: Sendable {
             return nil
         }
         let ready = taken.withLock { taken -> Element? in
-            if taken.head < taken.elements.count {
-                defer { taken.head += 1 }
-                return taken.elements[taken.head]
-            }
-            taken.elements.removeAll(keepingCapacity: true)
-            taken.head = 0
-            return buffer.state.withLock { state -> Element? in
-                guard state.count > 0 else { return nil }
-                swap(&state.elements, &taken.elements)
-                taken.head = state.head + 1
-                state.head = 0
-                return taken.elements[taken.head - 1]
-            }
+            if let element = taken.popLast() { return element }
+            guard takeQueue(into: &taken) else { return nil }
+            taken.reverse()
+            return taken.popLast()
         }
         if let ready { return ready }
         return try await buffer.next()
+    }
+
+    /// Swaps the queue's elements (those not yet read) into `elements`, which must be empty: the producer goes on
+    /// filling the emptied array. `false` when nothing is queued. The queue's lock is held for the swap only.
+    @inlinable
+    func takeQueue(into elements: inout [Element]) -> Bool {
+        let head = buffer.state.withLock { state -> Int? in
+            guard state.count > 0 else { return nil }
+            swap(&state.elements, &elements)
+            defer { state.head = 0 }
+            return state.head
+        }
+        guard let head else { return false }
+        if head > 0 { elements.removeFirst(head) }
+        return true
     }
 
     /// Everything queued, into `batch` (emptied first, its storage reused): what was taken and not yet read, else the
@@ -278,27 +285,14 @@ final class ConsumerToken<Element: Sendable>: Sendable {
             return false
         }
         taken.withLock { taken in
-            if taken.head < taken.elements.count {
-                batch.append(contentsOf: taken.elements[taken.head...])
-                taken.elements.removeAll(keepingCapacity: true)
-                taken.head = 0
-            }
+            guard !taken.isEmpty else { return }
+            swap(&taken, &batch)
+            batch.reverse()
         }
-        if batch.isEmpty {
-            buffer.state.withLock { state in
-                guard state.count > 0 else { return }
-                if state.head == 0 {
-                    swap(&state.elements, &batch)
-                } else {
-                    batch.append(contentsOf: state.elements[state.head...])
-                    state.elements.removeAll(keepingCapacity: true)
-                    state.head = 0
-                }
-            }
+        if batch.isEmpty && !takeQueue(into: &batch) {
+            guard let first = try await buffer.next() else { return false }
+            batch.append(first)
         }
-        if !batch.isEmpty { return true }
-        guard let first = try await buffer.next() else { return false }
-        batch.append(first)
         return true
     }
 }
