@@ -88,6 +88,10 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The names both protocols' events go by (the nine kinds, their `eventType` and channel names, the device
+        // payload keys), spelled once for the client and the local backend: the server imports it, never the client.
+        // No product: `BackendNotifier` re-exports it.
+        .target(name: "VortexVocabulary", swiftSettings: strictSettings),
         // The AppSync Events wire vocabulary the client and the local backend share (channel and id rules, service
         // limits, the header subprotocol, SigV4), so the server never imports the client. `package` access only: no
         // product, nothing an app names.
@@ -117,7 +121,7 @@ let package = Package(
             name: "BackendNotifier",
             dependencies: [
                 .product(name: "CoreMetrics", package: "swift-metrics"),
-                "SubscriberCore",
+                "SubscriberCore", "VortexVocabulary",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
@@ -147,7 +151,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
-                "SubscriberCore", "AppSyncEventsWire",
+                "SubscriberCore", "AppSyncEventsWire", "VortexVocabulary",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -255,6 +259,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // The NIO connector on real sockets, against the scripted server of NIOTestServer.
+        .testTarget(name: "VortexVocabularyTests", dependencies: ["VortexVocabulary"], swiftSettings: strictSettings),
         .testTarget(
             name: "WebSocketNIOTests",
             dependencies: [

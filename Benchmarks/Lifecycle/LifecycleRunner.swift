@@ -5,6 +5,7 @@ import LocalBackend
 import Logging
 import RealtimeTesting
 import SubscriberCore
+import VortexVocabulary
 import WebSocketNIO
 
 /// Runs the scenarios against one in-process local backend at the service's timing, each round through a fresh

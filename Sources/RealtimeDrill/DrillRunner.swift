@@ -225,7 +225,7 @@ public struct DrillRunner: Sendable {
 
     /// The kinds the drill can publish for its identity: device and archive kinds need a device group and an
     /// organization, organization kinds an organization.
-    var story: [DomainEventKind] { DrillScript.story(for: target.identity) }
+    var story: [VortexEventKind] { DrillScript.story(for: target.identity) }
 
     /// Waits until every upstream is live, then proves delivery end to end with one event per upstream (GraphQL has no
     /// subscribe acknowledgement, so "sent" is not yet "registered on the server"), and forgets those events.
@@ -233,7 +233,7 @@ public struct DrillRunner: Sendable {
         for recorder in recorders where !(await recorder.waitForLive(upstreams: 5, timeout: 15)) {
             throw DrillError.notLive("not every upstream subscription became live within 15 s")
         }
-        let sentinelKinds = [DomainEventKind.devicePresence, .plan, .archiveState, .roleChanged, .tokenRevoked].filter(story.contains)
+        let sentinelKinds = [VortexEventKind.devicePresence, .plan, .archiveState, .roleChanged, .tokenRevoked].filter(story.contains)
         for _ in 0..<20 {
             let sentinels = try await publish(sentinelKinds.count, kinds: sentinelKinds, interval: .zero)
             let expected = Self.expectedTimestamps(sentinels)
@@ -249,7 +249,7 @@ public struct DrillRunner: Sendable {
 
     @discardableResult
     private func publish(
-        _ count: Int, startingAt start: Int = 0, kinds: [DomainEventKind]? = nil, interval: Duration
+        _ count: Int, startingAt start: Int = 0, kinds: [VortexEventKind]? = nil, interval: Duration
     ) async throws -> [(
         DomainEvent, Date
     )] {

@@ -2,6 +2,7 @@ import Composition
 import Foundation
 import LocalBackend
 import SubscriberCore
+import VortexVocabulary
 
 /// The scripted "day in the life" of a Vortex user: every one of the nine event kinds, each event with a unique
 /// timestamp so the drill can tell exactly which ones arrived where.
@@ -15,7 +16,7 @@ public enum DrillScript {
     public static let deviceGroup = DrillIdentity.sample.deviceGroup ?? "g-1"
 
     /// The public streams each kind reaches (nine-method stream first, then the merged one when it differs).
-    public static func streams(of kind: DomainEventKind) -> [String] {
+    public static func streams(of kind: VortexEventKind) -> [String] {
         switch kind {
         case .devicePresence: ["devicePresence", "device"]
         case .deviceRecording: ["deviceRecording", "device"]
@@ -31,7 +32,7 @@ public enum DrillScript {
 
     /// The kinds of the story the drill can publish for `identity`: device and archive kinds need a device group and an
     /// organization, organization kinds an organization.
-    public static func story(for identity: DrillIdentity) -> [DomainEventKind] {
+    public static func story(for identity: DrillIdentity) -> [VortexEventKind] {
         story.filter { kind in
             switch kind.audience {
             case .deviceGroup: identity.deviceGroup != nil && identity.organization != nil
@@ -42,7 +43,7 @@ public enum DrillScript {
     }
 
     /// The public streams (of ``allStreams``, in its order) that events of `kinds` reach.
-    public static func streams(reachedBy kinds: [DomainEventKind]) -> [String] {
+    public static func streams(reachedBy kinds: [VortexEventKind]) -> [String] {
         let reached = Set(kinds.flatMap(streams(of:)))
         return allStreams.filter(reached.contains)
     }
@@ -55,7 +56,7 @@ public enum DrillScript {
 
     /// The kinds in the order of the story: a device goes offline and online, records, updates its firmware, an archive
     /// becomes ready, the licence phase, plan and AI settings change, the role changes, and finally the token is revoked.
-    public static let story: [DomainEventKind] = [
+    public static let story: [VortexEventKind] = [
         .devicePresence, .devicePresence, .deviceRecording, .deviceFirmware, .archiveState, .licensePhase, .plan, .aiSettings,
         .roleChanged, .tokenRevoked,
     ]
@@ -88,7 +89,7 @@ public enum DrillScript {
 
     /// Event number `index` of a sequence cycling through `kinds`, stamped `timestamp`, about `identity` (its
     /// organization, device group and user).
-    public static func event(_ index: Int, kind: DomainEventKind, timestamp: String, identity: DrillIdentity = .sample) -> DomainEvent {
+    public static func event(_ index: Int, kind: VortexEventKind, timestamp: String, identity: DrillIdentity = .sample) -> DomainEvent {
         let device: [String: JSONValue] = [
             "mac": .string("00:1A:2B:3C:4D:5E"), "derivant": .string("VX-100"), "thingName": .string("thing-7"),
         ]

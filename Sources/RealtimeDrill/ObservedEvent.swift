@@ -18,7 +18,7 @@ public struct ObservedEvent: Sendable, Codable, Equatable {
     ]
 
     /// Members compared only when both sides carry them.
-    public static let optionalFields: Set<String> = ["eventType", "orgId", "siteId", "deviceGroupID"]
+    public static let optionalFields: Set<String> = Set([DeviceKey.eventType, .orgId, .siteId, .deviceGroupID].map(\.rawValue))
 
     /// The stream (`devicePresence`, …, `revoke`): the kind.
     public var stream: String

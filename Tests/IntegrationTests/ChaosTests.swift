@@ -6,6 +6,7 @@ import Logging
 import RealtimeTesting
 import SubscriberCore
 import Testing
+import VortexVocabulary
 import WebSocketNIO
 
 /// Issue 9 from outside: both transports through a proxy that hard-closes or silently blackholes every link at seeded

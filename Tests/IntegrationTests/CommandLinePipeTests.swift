@@ -2,6 +2,7 @@ import Foundation
 import LocalBackend
 import RealtimeTesting
 import Testing
+import VortexVocabulary
 
 /// `tail` against a real local backend: a closed stdout ends it quietly, and GraphQL lines are the `data` object.
 @Suite("vortex-realtime tail, end to end", .serialized, .timeLimit(.minutes(3)))

@@ -6,6 +6,7 @@ import Logging
 import RealtimeTesting
 import SubscriberCore
 import Testing
+import VortexVocabulary
 import WebSocketNIO
 
 /// Issue 19 item 2 over real sockets: the local backend at the service's own timing (`ka` every 60 s,

@@ -2,6 +2,7 @@ import Foundation
 import LocalBackend
 import RealtimeDrill
 import Testing
+import VortexVocabulary
 
 /// `vortex-realtime parity` and `drill` as a team runs them against staging, here the local backend with a non-sample
 /// identity: the built binary, its exit status and its JSON.

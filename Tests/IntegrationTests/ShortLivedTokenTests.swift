@@ -6,6 +6,7 @@ import Logging
 import RealtimeTesting
 import SubscriberCore
 import Testing
+import VortexVocabulary
 import WebSocketNIO
 
 /// Issue 19 item 1 over real sockets: the local backend verifies the JWT of every AppSync subscribe and publish (and

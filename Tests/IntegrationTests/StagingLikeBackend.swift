@@ -52,7 +52,7 @@ struct StagingLikeBackend {
     /// Publishes the drill's event number `index` of `kind` for the identity on `protocols`, in-process.
     @discardableResult
     func publish(
-        _ index: Int, _ kind: DomainEventKind, on protocols: Set<ConnectionRegistry.Kind> = [.appSyncEvents, .graphQL]
+        _ index: Int, _ kind: VortexEventKind, on protocols: Set<ConnectionRegistry.Kind> = [.appSyncEvents, .graphQL]
     ) async
         -> FanOutSummary
     {
@@ -88,7 +88,7 @@ struct StagingLikeBackend {
 }
 
 /// Publishes `kinds` in turn every `interval` until cancelled: natural traffic the drill did not cause.
-func naturalTraffic(_ backend: StagingLikeBackend, kinds: [DomainEventKind], interval: Duration) -> Task<Void, Never> {
+func naturalTraffic(_ backend: StagingLikeBackend, kinds: [VortexEventKind], interval: Duration) -> Task<Void, Never> {
     Task {
         var index = 0
         while !Task.isCancelled {

@@ -83,10 +83,10 @@ struct StoreChaosTests {
         let clock = ContinuousClock()
         var published = 0
         func publish() async {
-            let kind: DomainEventKind
+            let kind: VortexEventKind
             let event: DomainEvent
             if published % 20 == 19 {
-                kind = [DomainEventKind.plan, .licensePhase, .aiSettings][published / 20 % 3]
+                kind = [VortexEventKind.plan, .licensePhase, .aiSettings][published / 20 % 3]
                 event = DrillScript.event(
                     published, kind: kind, timestamp: ISO8601Timestamp.string(from: Date(), fractionalSeconds: true),
                     identity: Self.identity)

@@ -5,6 +5,7 @@ import RealtimeDrill
 import RealtimeTesting
 import SubscriberCore
 import Testing
+import VortexVocabulary
 
 /// `watch --store` against a real local backend: the store loads what was published before it started, follows what
 /// is published afterwards, and once current prints a line whose `state` equals `GET /vortex/state` (read through the

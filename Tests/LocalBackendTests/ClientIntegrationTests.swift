@@ -4,6 +4,7 @@ import LocalBackend
 import RealtimeTesting
 import SubscriberCore
 import Testing
+import VortexVocabulary
 import WebSocketNIO
 
 /// The real client, `AppSyncEventsTransport` with its default `NIOWebSocketConnector`, against the real server.

@@ -3,6 +3,7 @@ import Foundation
 import LocalBackend
 import SubscriberCore
 import Testing
+import VortexVocabulary
 
 /// Domain events reach exactly the users allowed to see them, on their AppSync user channels.
 @Suite("Event bus fan-out")
@@ -66,7 +67,7 @@ struct FanOutTests {
             let sessions = try await subscribeEveryone(backend)
             let summary = await backend.server.bus.publish(fanOutCase.event)
             #expect(summary.deliveredTo == fanOutCase.recipients)
-            #expect(summary.channels == fanOutCase.recipients.map { fanOutCase.event.kind.channel(forUser: $0) })
+            #expect(summary.channels == fanOutCase.recipients.map { fanOutCase.event.kind.channel(userId: $0) })
             #expect(summary.frames == fanOutCase.recipients.count)
             let received = try await received(sessions)
             for user in sessions.keys.sorted() {

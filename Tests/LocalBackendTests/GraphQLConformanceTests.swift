@@ -4,6 +4,7 @@ import OrderedCollections
 import RealtimeTesting
 import SubscriberCore
 import Testing
+import VortexVocabulary
 
 @testable import LocalBackend
 
@@ -465,10 +466,10 @@ struct GraphQLConformanceTests {
 enum GraphQLSamples {
     /// One event of each of the nine kinds; device and archive events in `deviceGroupId`; user events for `userId`.
     static func events(orgId: String, deviceGroupId: String, userId: String) -> [DomainEvent] {
-        DomainEventKind.allCases.map { event($0, orgId: orgId, deviceGroupId: deviceGroupId, userId: userId) }
+        VortexEventKind.allCases.map { event($0, orgId: orgId, deviceGroupId: deviceGroupId, userId: userId) }
     }
 
-    static func event(_ kind: DomainEventKind, orgId: String, deviceGroupId: String, userId: String) -> DomainEvent {
+    static func event(_ kind: VortexEventKind, orgId: String, deviceGroupId: String, userId: String) -> DomainEvent {
         let device: [String: JSONValue] = ["thingName": "cam-7", "mac": "AA:BB:CC:00:11:22", "derivant": "V120"]
         switch kind {
         case .devicePresence:

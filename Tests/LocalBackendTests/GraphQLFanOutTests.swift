@@ -4,6 +4,7 @@ import LocalBackend
 import RealtimeTesting
 import SubscriberCore
 import Testing
+import VortexVocabulary
 import WebSocketNIO
 
 /// Domain events on the legacy GraphQL side: server-side permission filtering, and field-by-field parity with what the
@@ -140,7 +141,7 @@ struct GraphQLFanOutTests {
                     GraphQLFrames.subscribe(id: upstream.rawValue, NotifierLegacyOperations.operation(for: upstream, argument: "o-1")))
             }
             #expect(try await socket.sync().isEmpty)
-            let own: [DomainEventKind: String] = [
+            let own: [VortexEventKind: String] = [
                 .devicePresence: "online", .deviceRecording: "recording", .deviceFirmware: "fwUpdateState", .licensePhase: "licensePhase",
                 .plan: "isFreePlan", .aiSettings: "AIControlSetting",
             ]
@@ -183,8 +184,8 @@ struct GraphQLFanOutTests {
 
     @Test(
         "parity: for the same domain event the GraphQL next equals the AppSync data event, field by field",
-        arguments: DomainEventKind.allCases)
-    func parity(_ kind: DomainEventKind) async throws {
+        arguments: VortexEventKind.allCases)
+    func parity(_ kind: VortexEventKind) async throws {
         try await withBackend { backend in
             let user = "u-1"
             let appSync = try await backend.session(TestCredentials.jwt(user))
@@ -357,7 +358,7 @@ struct GraphQLClientIntegrationTests {
                 }
                 #expect(resumed, "\(upstream)")
             }
-            for kind in [DomainEventKind.deviceRecording, .archiveState, .plan, .roleChanged, .tokenRevoked] {
+            for kind in [VortexEventKind.deviceRecording, .archiveState, .plan, .roleChanged, .tokenRevoked] {
                 let probe = try #require(probes[NotifierLegacyOperations.upstream(for: kind)])
                 let event = GraphQLSamples.event(kind, orgId: "o-1", deviceGroupId: "g-1", userId: "u-1")
                 #expect(try await publishUntilReceived(backend, event, probe)["eventType"] == .string(kind.eventType), "after reconnect")

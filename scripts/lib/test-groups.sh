@@ -8,7 +8,7 @@
 # test_group_names[i] names group i; test_group_args[i] is its `swift test` filter (words split on spaces).
 test_group_names=(core transports notifier local-backend integration chaos fuzz)
 test_group_args=(
-  "--filter SubscriberCoreTests|WebSocketNIOTests|WebSocketURLSessionTests"
+  "--filter SubscriberCoreTests|WebSocketNIOTests|WebSocketURLSessionTests|VortexVocabularyTests"
   "--filter GraphQLTransportTests|AppSyncEventsTransportTests"
   "--filter BackendNotifierTests|CompositionTests|RealtimeStoreTests"
   "--filter LocalBackendTests"

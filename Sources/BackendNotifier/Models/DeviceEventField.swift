@@ -13,8 +13,8 @@ public protocol DeviceEventField: Sendable {
 /// A device event field the flat reader can fill (``FlatJSONDecoder``): the three the package defines. Kept apart from
 /// ``DeviceEventField`` because the reader's types are internal.
 protocol FlatDeviceEventField: DeviceEventField {
-    /// ``DeviceEventField/key`` as a literal, matched against the payload's keys without building strings.
-    static var flatKey: StaticString { get }
+    /// The field's key in the shared vocabulary; ``DeviceEventField/key`` is its raw value.
+    static var deviceKey: DeviceKey { get }
     /// Reads the field's value (`nil` for `null`); a value of another type is ``FlatJSONDecoder/Unsupported``.
     static func read(_ value: FlatJSONDecoder.Value) throws -> Value?
 }

@@ -42,11 +42,8 @@ public struct DeviceEventOutput<Field: DeviceEventField>: VortexDevicePayload {
         self.value = value
     }
 
-    /// The shared keys, in the order they are encoded.
-    static var sharedKeys: [String] { ["eventType", "timestamp", "orgId", "siteId", "thingName", "derivant", "mac", "deviceGroupID"] }
-
     /// Every JSON key this model decodes.
-    public static var knownFields: Set<String> { Set(sharedKeys + [Field.key]) }
+    public static var knownFields: Set<String> { Set(DeviceKey.shared.map(\.rawValue) + [Field.key]) }
 
     /// The name of the model, such as `DevicePresenceOutput`.
     public static var modelName: String { Field.modelName }
@@ -66,19 +63,18 @@ extension DeviceEventOutput: Codable {
     /// Decodes the nine keys; absent and `null` are `nil`, unknown keys are ignored.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
-        func string(_ key: String) throws -> String? { try container.decodeIfPresent(String.self, forKey: Key(key)) }
+        func string(_ key: DeviceKey) throws -> String? { try container.decodeIfPresent(String.self, forKey: Key(key.rawValue)) }
         self.init(
-            eventType: try string("eventType"), timestamp: try string("timestamp"), orgId: try string("orgId"),
-            siteId: try string("siteId"), thingName: try string("thingName"), derivant: try string("derivant"),
-            mac: try string("mac"), deviceGroupID: try string("deviceGroupID"),
-            value: try container.decodeIfPresent(Field.Value.self, forKey: Key(Field.key)))
+            eventType: try string(.eventType), timestamp: try string(.timestamp), orgId: try string(.orgId),
+            siteId: try string(.siteId), thingName: try string(.thingName), derivant: try string(.derivant), mac: try string(.mac),
+            deviceGroupID: try string(.deviceGroupID), value: try container.decodeIfPresent(Field.Value.self, forKey: Key(Field.key)))
     }
 
     /// Encodes the keys whose values are not `nil`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
         let shared = [eventType, timestamp, orgId, siteId, thingName, derivant, mac, deviceGroupID]
-        for (key, value) in zip(Self.sharedKeys, shared) { try container.encodeIfPresent(value, forKey: Key(key)) }
+        for (key, value) in zip(DeviceKey.shared, shared) { try container.encodeIfPresent(value, forKey: Key(key.rawValue)) }
         try container.encodeIfPresent(value, forKey: Key(Field.key))
     }
 }
@@ -91,7 +87,7 @@ extension DeviceEventOutput: FlatDecodable where Field: FlatDeviceEventField {
             eventType: nil, timestamp: nil, orgId: nil, siteId: nil, thingName: nil, derivant: nil, mac: nil, deviceGroupID: nil,
             value: nil)
         try read(object) { model, key, value in
-            if case Field.flatKey = key { model.value = try Field.read(value) }
+            if key == Field.deviceKey { model.value = try Field.read(value) }
         }
     }
 }

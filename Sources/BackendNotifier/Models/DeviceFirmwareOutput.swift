@@ -8,10 +8,10 @@ public enum DeviceFirmwareField: DeviceEventField, FlatDeviceEventField {
     /// The firmware update state.
     public typealias Value = Int
     /// `fwUpdateState`.
-    public static var key: String { "fwUpdateState" }
+    public static var key: String { deviceKey.rawValue }
     /// `DeviceFirmwareOutput`.
     public static var modelName: String { "DeviceFirmwareOutput" }
-    static var flatKey: StaticString { "fwUpdateState" }
+    static var deviceKey: DeviceKey { .fwUpdateState }
     static func read(_ value: FlatJSONDecoder.Value) throws -> Int? { try value.optionalInt() }
 }
 

@@ -12,29 +12,30 @@ protocol DevicePayloadFields {
 }
 
 extension DevicePayloadFields {
-    /// Fills the fields from `object`: the shared ones here, the model's own through `own` (called for every other key).
+    /// Fills the fields from `object`: the shared ones here, the model's own through `own` (called for the kinds'
+    /// fields, `online`, `recording` and `fwUpdateState`). Keys that are no ``DeviceKey`` are ignored.
     mutating func read(
-        _ object: FlatJSONDecoder.ObjectView, own: (inout Self, FlatJSONDecoder.Key, FlatJSONDecoder.Value) throws -> Void
+        _ object: FlatJSONDecoder.ObjectView, own: (inout Self, DeviceKey, FlatJSONDecoder.Value) throws -> Void
     ) throws {
         for member in object.members {
-            let key = object.key(of: member)
+            guard let key = DeviceKey(bytes: object.key(of: member).bytes) else { continue }
             let value = object.scalar(member)
             if try !readDeviceField(key, value) { try own(&self, key, value) }
         }
     }
 
-    /// Reads `value` into the shared field named `key`; `false` when `key` names none of them.
-    mutating func readDeviceField(_ key: FlatJSONDecoder.Key, _ value: FlatJSONDecoder.Value) throws -> Bool {
+    /// Reads `value` into the shared field named `key`; `false` when `key` is a kind's field instead.
+    mutating func readDeviceField(_ key: DeviceKey, _ value: FlatJSONDecoder.Value) throws -> Bool {
         switch key {
-        case "eventType": eventType = try value.optionalString()
-        case "timestamp": timestamp = try value.optionalString()
-        case "orgId": orgId = try value.optionalString()
-        case "siteId": siteId = try value.optionalString()
-        case "thingName": thingName = try value.optionalString()
-        case "derivant": derivant = try value.optionalString()
-        case "mac": mac = try value.optionalString()
-        case "deviceGroupID": deviceGroupID = try value.optionalString()
-        default: return false
+        case .eventType: eventType = try value.optionalString()
+        case .timestamp: timestamp = try value.optionalString()
+        case .orgId: orgId = try value.optionalString()
+        case .siteId: siteId = try value.optionalString()
+        case .thingName: thingName = try value.optionalString()
+        case .derivant: derivant = try value.optionalString()
+        case .mac: mac = try value.optionalString()
+        case .deviceGroupID: deviceGroupID = try value.optionalString()
+        case .online, .recording, .fwUpdateState: return false
         }
         return true
     }

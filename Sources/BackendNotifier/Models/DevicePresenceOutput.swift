@@ -8,10 +8,10 @@ public enum DevicePresenceField: DeviceEventField, FlatDeviceEventField {
     /// Whether the device is online.
     public typealias Value = Bool
     /// `online`.
-    public static var key: String { "online" }
+    public static var key: String { deviceKey.rawValue }
     /// `DevicePresenceOutput`.
     public static var modelName: String { "DevicePresenceOutput" }
-    static var flatKey: StaticString { "online" }
+    static var deviceKey: DeviceKey { .online }
     static func read(_ value: FlatJSONDecoder.Value) throws -> Bool? { try value.optionalBool() }
 }
 

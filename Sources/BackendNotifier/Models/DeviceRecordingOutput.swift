@@ -8,10 +8,10 @@ public enum DeviceRecordingField: DeviceEventField, FlatDeviceEventField {
     /// Whether the device is recording.
     public typealias Value = Bool
     /// `recording`.
-    public static var key: String { "recording" }
+    public static var key: String { deviceKey.rawValue }
     /// `DeviceRecordingOutput`.
     public static var modelName: String { "DeviceRecordingOutput" }
-    static var flatKey: StaticString { "recording" }
+    static var deviceKey: DeviceKey { .recording }
     static func read(_ value: FlatJSONDecoder.Value) throws -> Bool? { try value.optionalBool() }
 }
 

@@ -55,10 +55,8 @@ public struct DeviceStateOutput: VortexDevicePayload {
         self.timestamp = timestamp
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case mac, derivant, online, recording, fwUpdateState, thingName, deviceGroupID, orgId, siteId
-        case eventType, timestamp
-    }
+    /// Its keys are the device vocabulary's, every one of them.
+    typealias CodingKeys = DeviceKey
 
     /// Every JSON key this model decodes.
     public static let knownFields: Set<String> = Set(CodingKeys.allCases.map(\.rawValue))
@@ -167,9 +165,9 @@ extension DeviceStateOutput: DevicePayloadFields, FlatDecodable {
         self.init()
         try read(object) { model, key, value in
             switch key {
-            case "online": model.online = try value.optionalBool()
-            case "recording": model.recording = try value.optionalBool()
-            case "fwUpdateState": model.fwUpdateState = try value.optionalInt()
+            case .online: model.online = try value.optionalBool()
+            case .recording: model.recording = try value.optionalBool()
+            case .fwUpdateState: model.fwUpdateState = try value.optionalInt()
             default: break
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import SubscriberCore
+import VortexVocabulary
 
 /// One backend domain event, as posted to `POST /vortex/events` or ``EventBus/publish(_:)``:
 ///
@@ -11,7 +12,7 @@ import SubscriberCore
 /// for every kind but those two.
 public struct DomainEvent: Sendable, Codable, Equatable {
     /// What happened.
-    public var kind: DomainEventKind
+    public var kind: VortexEventKind
     /// The organization it happened in.
     public var orgId: String?
     /// The device group (site) of a device or archive event; published as `siteId`.
@@ -25,7 +26,7 @@ public struct DomainEvent: Sendable, Codable, Equatable {
 
     /// Creates an event.
     public init(
-        kind: DomainEventKind, orgId: String? = nil, deviceGroupId: String? = nil, userId: String? = nil,
+        kind: VortexEventKind, orgId: String? = nil, deviceGroupId: String? = nil, userId: String? = nil,
         payload: [String: JSONValue] = [:], timestamp: String? = nil
     ) {
         self.kind = kind
@@ -41,7 +42,7 @@ public struct DomainEvent: Sendable, Codable, Equatable {
     /// Decodes an event; `payload` may be absent.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        kind = try container.decode(DomainEventKind.self, forKey: .kind)
+        kind = try container.decode(VortexEventKind.self, forKey: .kind)
         orgId = try container.decodeIfPresent(String.self, forKey: .orgId)
         deviceGroupId = try container.decodeIfPresent(String.self, forKey: .deviceGroupId)
         userId = try container.decodeIfPresent(String.self, forKey: .userId)
@@ -66,7 +67,7 @@ public struct DomainEvent: Sendable, Codable, Equatable {
     }
 
     /// Fields the bus writes itself; a payload cannot override them.
-    static let reservedFields: Set<String> = ["eventType", "timestamp", "orgId", "siteId", "userId"]
+    static let reservedFields: Set<String> = Set([DeviceKey.eventType, .timestamp, .orgId, .siteId].map(\.rawValue) + ["userId"])
 
     /// The event as published on the user channels: `eventType`, `timestamp`, `orgId`, `siteId` (device and archive
     /// kinds), `userId` (user kinds), then the payload fields in key order. A `tokenRevoked` event without
@@ -78,10 +79,13 @@ public struct DomainEvent: Sendable, Codable, Equatable {
     /// The members of ``publishedJSON(timestamp:)``, in its order (the legacy GraphQL side reads the same values).
     func publishedMembers(timestamp: String) -> [(key: String, value: JSONValue)] {
         var members: [(key: String, value: JSONValue)] = [
-            (key: "eventType", value: .string(kind.eventType)), (key: "timestamp", value: .string(timestamp)),
+            (key: DeviceKey.eventType.rawValue, value: .string(kind.eventType)),
+            (key: DeviceKey.timestamp.rawValue, value: .string(timestamp)),
         ]
-        if let orgId { members.append((key: "orgId", value: .string(orgId))) }
-        if kind.audience == .deviceGroup, let deviceGroupId { members.append((key: "siteId", value: .string(deviceGroupId))) }
+        if let orgId { members.append((key: DeviceKey.orgId.rawValue, value: .string(orgId))) }
+        if kind.audience == .deviceGroup, let deviceGroupId {
+            members.append((key: DeviceKey.siteId.rawValue, value: .string(deviceGroupId)))
+        }
         if kind.audience == .user, let userId { members.append((key: "userId", value: .string(userId))) }
         var fields = payload.filter { !Self.reservedFields.contains($0.key) }
         if kind == .tokenRevoked, fields["revokedAt"] == nil { fields["revokedAt"] = .string(timestamp) }
@@ -100,7 +104,7 @@ public struct DomainEvent: Sendable, Codable, Equatable {
 /// Why a ``DomainEvent`` was refused.
 public enum DomainEventError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A field the kind needs is missing.
-    case missingField(String, kind: DomainEventKind)
+    case missingField(String, kind: VortexEventKind)
 
     /// A readable description.
     public var description: String {

@@ -1,5 +1,6 @@
 import Foundation
 import SubscriberCore
+import VortexVocabulary
 
 /// The current state of every entity, as the domain events published so far leave it: what `GET /vortex/state`
 /// answers for an identity, and what a client that missed events must converge to once it has caught up.
@@ -18,14 +19,14 @@ final class EntityStateLedger: Sendable {
     private struct Device: Sendable {
         var organization: String
         var deviceGroup: String
-        var kinds: [DomainEventKind: Entry] = [:]
+        var kinds: [VortexEventKind: Entry] = [:]
     }
 
     private struct State: Sendable {
         /// By organization, then thing name.
         var devices: [String: [String: Device]] = [:]
-        var organizations: [String: [DomainEventKind: Entry]] = [:]
-        var users: [String: [DomainEventKind: Entry]] = [:]
+        var organizations: [String: [VortexEventKind: Entry]] = [:]
+        var users: [String: [VortexEventKind: Entry]] = [:]
     }
 
     private let state = Locked(State())
@@ -38,7 +39,8 @@ final class EntityStateLedger: Sendable {
         state.withLock { state in
             switch event.kind {
             case .devicePresence, .deviceRecording, .deviceFirmware:
-                guard let org = event.orgId, let group = event.deviceGroupId, case .string(let thing)? = event.payload["thingName"]
+                guard let org = event.orgId, let group = event.deviceGroupId,
+                    case .string(let thing)? = event.payload[DeviceKey.thingName.rawValue]
                 else { return }
                 var device = state.devices[org, default: [:]][thing] ?? Device(organization: org, deviceGroup: group)
                 device.deviceGroup = group
@@ -78,7 +80,7 @@ final class EntityStateLedger: Sendable {
         }
     }
 
-    private static func object(_ kinds: [DomainEventKind: Entry]) -> String {
+    private static func object(_ kinds: [VortexEventKind: Entry]) -> String {
         JSONString.object(kinds.sorted { $0.key.rawValue < $1.key.rawValue }.map { (key: $0.key.rawValue, json: $0.value.json) })
     }
 

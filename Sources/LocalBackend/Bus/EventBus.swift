@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SubscriberCore
+import VortexVocabulary
 
 /// The backend's event bus, shared by both protocols.
 ///
@@ -83,7 +84,7 @@ public final class EventBus: Sendable {
         var channels: [String] = []
         var frames = 0
         for user in users where protocols.contains(.appSyncEvents) {
-            let channel = event.kind.channel(forUser: user)
+            let channel = event.kind.channel(userId: user)
             channels.append(channel)
             frames += await hub.publish(channel: channel, events: [json])
         }

@@ -1,6 +1,7 @@
 import Foundation
 import GraphQL
 import SubscriberCore
+import VortexVocabulary
 
 /// One domain event as the legacy GraphQL side delivers it: the root value of one subscription execution, whose
 /// ``fields`` GraphQLSwift's default resolver reads by field name.
@@ -19,8 +20,9 @@ struct LegacyEventSource: Sendable {
     let fields: [String: any Sendable]
 
     /// The field each merged kind sets, and no other kind of the same output does.
-    static let kindFields: [DomainEventKind: String] = [
-        .devicePresence: "online", .deviceRecording: "recording", .deviceFirmware: "fwUpdateState",
+    static let kindFields: [VortexEventKind: String] = [
+        .devicePresence: DeviceKey.online.rawValue, .deviceRecording: DeviceKey.recording.rawValue,
+        .deviceFirmware: DeviceKey.fwUpdateState.rawValue,
         .licensePhase: "licensePhase", .plan: "isFreePlan", .aiSettings: "AIControlSetting",
     ]
 
@@ -35,7 +37,9 @@ struct LegacyEventSource: Sendable {
         for (kind, field) in Self.kindFields where kind != event.kind && LegacyTopic(kind: kind) == topic {
             values.removeValue(forKey: field)
         }
-        if event.kind.audience == .deviceGroup, let group = event.deviceGroupId { values["deviceGroupID"] = .string(group) }
+        if event.kind.audience == .deviceGroup, let group = event.deviceGroupId {
+            values[DeviceKey.deviceGroupID.rawValue] = .string(group)
+        }
         var fields: [String: any Sendable] = [:]
         for (key, value) in values {
             if key == "AIControlSetting" {

@@ -1,6 +1,7 @@
 import GraphQL
 import OrderedCollections
 import SubscriberCore
+import VortexVocabulary
 
 /// The executable legacy schema: ``LegacySchemaSDL/text`` built by GraphQLSwift's `buildSchema(source:)`, then given
 /// its resolvers during setup (an SDL-built schema has none):
@@ -99,7 +100,7 @@ enum LegacyTopic: String, Sendable, CaseIterable {
     }
 
     /// The domain event kinds merged into this field's output.
-    var kinds: Set<DomainEventKind> {
+    var kinds: Set<VortexEventKind> {
         switch self {
         case .deviceState: [.devicePresence, .deviceRecording, .deviceFirmware]
         case .archiveState: [.archiveState]
@@ -110,7 +111,7 @@ enum LegacyTopic: String, Sendable, CaseIterable {
     }
 
     /// The topic a domain event kind is published on.
-    init(kind: DomainEventKind) {
+    init(kind: VortexEventKind) {
         switch kind {
         case .devicePresence, .deviceRecording, .deviceFirmware: self = .deviceState
         case .archiveState: self = .archiveState

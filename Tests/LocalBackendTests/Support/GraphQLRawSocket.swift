@@ -7,6 +7,7 @@ import NIOWebSocket
 import RealtimeTesting
 import SubscriberCore
 import Testing
+import VortexVocabulary
 import WSClient
 
 /// A raw graphql-transport-ws socket for conformance tests, on swift-websocket's `WSClient` like ``RawWebSocket``:
@@ -218,7 +219,7 @@ enum NotifierLegacyOperations {
     }
 
     /// The upstream a domain event kind arrives on.
-    static func upstream(for kind: DomainEventKind) -> Upstream {
+    static func upstream(for kind: VortexEventKind) -> Upstream {
         switch kind {
         case .devicePresence, .deviceRecording, .deviceFirmware: .device
         case .archiveState: .archive

@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+@testable import VortexVocabulary
+
+@Suite("The shared vocabulary")
+struct VortexVocabularyTests {
+    @Test("every device key is recognised from its bytes; other keys, prefixes and extensions are not")
+    func deviceKeyFromBytes() {
+        func key(_ text: String) -> DeviceKey? {
+            Array(text.utf8).withUnsafeBufferPointer { DeviceKey(bytes: $0) }
+        }
+        for deviceKey in DeviceKey.allCases { #expect(key(deviceKey.rawValue) == deviceKey) }
+        for other in ["", "mac ", "ma", "Mac", "thingname", "deviceGroupId", "onlineX", "userId", "fwUpdateStat"] {
+            #expect(key(other) == nil, "\(other)")
+        }
+    }
+
+    @Test("the shared keys are the first eight, in the encoding order; each device kind names its field")
+    func sharedKeysAndFields() {
+        #expect(DeviceKey.shared == Array(DeviceKey.allCases.prefix(8)))
+        #expect(
+            DeviceKey.shared.map(\.rawValue) == [
+                "eventType", "timestamp", "orgId", "siteId", "thingName", "derivant", "mac", "deviceGroupID",
+            ])
+        #expect(VortexEventKind.allCases.compactMap(\.deviceField) == [.online, .recording, .fwUpdateState])
+    }
+
+    @Test("each kind is found by its eventType and its channel suffix, encodes as its case name, and builds its channel")
+    func kinds() throws {
+        for kind in VortexEventKind.allCases {
+            #expect(VortexEventKind(eventType: kind.eventType) == kind)
+            #expect(VortexEventKind(eventType: kind.channelSuffix) == kind)
+            #expect(kind.channel(userId: "u-1") == "vortex-app/user/u-1/" + kind.channelSuffix)
+            let encoded = try JSONEncoder().encode([kind])
+            #expect(String(decoding: encoded, as: UTF8.self) == "[\"\(kind.rawValue)\"]")
+        }
+        #expect(Set(VortexEventKind.allCases.map(\.eventType)).count == 9)
+        #expect(VortexEventKind(eventType: "license/phaseChanged") == .licensePhase)
+        #expect(VortexEventKind(eventType: "device/unknown") == nil)
+    }
+}
