@@ -206,10 +206,14 @@ let package = Package(
         ),
         // Issue 19's lifecycle figures (detection and recovery after each lifecycle event) and the bare process of the
         // idle wake-up measurement.
+        // glibc's heap figures for the session memory probe (LifecycleBench sessions).
+        .target(name: "CHeapInUse", path: "Benchmarks/CHeapInUse"),
         .executableTarget(
             name: "LifecycleBench",
             dependencies: [
                 "WebSocketNIO", "SubscriberCore", "AppSyncEventsTransport", "GraphQLTransport", "LocalBackend", "RealtimeTesting",
+                "BackendNotifier", "Composition",
+                .target(name: "CHeapInUse", condition: .when(platforms: [.linux])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -13,6 +13,9 @@
 #                                    (arguments after -- go to Benchmarks/Suite/idle.py: measure other binaries)
 #   scripts/bench.sh --lifecycle     time to detect, reconnect and be live again after each lifecycle event, both
 #                                    transports (release; about 18 minutes); arguments after -- go to LifecycleBench
+#   scripts/bench.sh --sessions      the heap each ended session keeps: 1,500 stacks made, observed until live and
+#                                    shut down, AppSync (release; about a minute); arguments after -- go to
+#                                    `LifecycleBench sessions` (--drop, --transports appsync graphql, --settle 70)
 #
 # Exit status 0 when every client received every event; the targets are reported, never enforced.
 set -euo pipefail
@@ -27,10 +30,11 @@ while [ $# -gt 0 ]; do
     --smoke) smoke=1 ;;
     --idle) mode=idle ;;
     --lifecycle) mode=lifecycle ;;
+    --sessions) mode=sessions ;;
     --release) configuration=release ;;
     --debug) configuration=debug ;;
     --) shift; extra=("$@"); break ;;
-    *) echo "usage: scripts/bench.sh [--smoke|--idle|--lifecycle] [--release|--debug] [-- arguments]" >&2; exit 2 ;;
+    *) echo "usage: scripts/bench.sh [--smoke|--idle|--lifecycle|--sessions] [--release|--debug] [-- arguments]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -53,8 +57,17 @@ lifecycle() {
   "$bin/LifecycleBench" lifecycle "$@"
 }
 
+sessions() {
+  swift build -c "$configuration" --product LifecycleBench >&2
+  echo
+  echo "## Heap kept per ended session (LifecycleBench sessions, $configuration build)"
+  echo
+  "$bin/LifecycleBench" sessions --sessions 1500 --every 500 --transports appsync "$@"
+}
+
 case "$mode" in
   idle) idle ${extra[@]+"${extra[@]}"}; exit ;;
+  sessions) sessions ${extra[@]+"${extra[@]}"}; exit ;;
   lifecycle) lifecycle ${extra[@]+"${extra[@]}"}; exit ;;
 esac
 

@@ -23,7 +23,7 @@ final class FailoverDeadline: Sendable {
             guard state.task == nil else { return }
             let generation = state.generation
             state.task = scope.spawn { [self] in
-                do { try await clock.sleep(for: duration, tolerance: nil) } catch { return }
+                do { try await clock.sleepReleasingOnCancel(for: duration) } catch { return }
                 self.state.withLock { if $0.generation == generation { action() } }
             }
         }

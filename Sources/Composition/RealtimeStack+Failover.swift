@@ -19,7 +19,7 @@ extension RealtimeStack {
                 try await switchTransport(to: target, because: .failover(problem))
             } catch {
                 logger.warning("failover failed; staying", metadata: ["error": "\(error)"])
-                do { try await clock.sleep(for: .seconds(configuration.failover.unhealthyAfterSeconds), tolerance: nil) } catch { return }
+                do { try await clock.sleepReleasingOnCancel(for: .seconds(configuration.failover.unhealthyAfterSeconds)) } catch { return }
                 continue
             }
             guard await activeKind != preferred else { continue }

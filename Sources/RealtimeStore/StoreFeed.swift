@@ -303,7 +303,7 @@ final class StoreFeed: Sendable {
                 }
             case .scheduleRetry(let id, let delay):
                 jobs.append { [self] in
-                    do { try await clock.sleep(for: delay, tolerance: nil) } catch { return }
+                    do { try await clock.sleepReleasingOnCancel(for: delay) } catch { return }
                     handle(kind, .retryDue(id: id, now: wallClock.now()))
                 }
             }

@@ -44,7 +44,7 @@ extension BackendNotifier {
         case .publishState(let state): states.update(state)
         case .armTimer(let timer, let token, let duration):
             replace(.timer(timer)) { [weak self, clock] in
-                do { try await clock.sleep(for: duration, tolerance: nil) } catch { return }
+                do { try await clock.sleepReleasingOnCancel(for: duration) } catch { return }
                 await self?.receive(.timerFired(timer, token: token))
             }
         case .cancelTimer(let timer): chores.removeValue(forKey: .timer(timer))?.cancel()

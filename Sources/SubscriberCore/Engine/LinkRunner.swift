@@ -317,7 +317,7 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
     private func sleep(until deadline: C.Instant, on executor: (any LinkExecutor)?, timer: (any LinkTimer)?) async throws {
         let delay = clock.now.duration(to: deadline)
         guard let executor, sleepsOnConnectionTimers else {
-            try await clock.sleep(until: deadline, tolerance: Self.tolerance(for: delay))
+            try await clock.sleepReleasingOnCancel(until: deadline, tolerance: Self.tolerance(for: delay))
             return
         }
         guard delay > .zero else { return try Task.checkCancellation() }
@@ -368,7 +368,7 @@ package func race<C: Clock>(clock: C, deadline: C.Instant, signal: OneShotSignal
     if signal.isFired { return true }
     return await withTaskGroup(of: Bool.self) { group in
         group.addTask {
-            do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return true }
+            do { try await clock.sleepReleasingOnCancel(until: deadline) } catch { return true }
             return false
         }
         group.addTask {
