@@ -14,6 +14,7 @@ extension BackendNotifier {
     /// is in place before anything suspends, and identity updates, switches, suspension and resumption run one at a
     /// time, so no upstream ever subscribes with another identity than the current one.
     public func update(userId: String?, organizationId: String?) async {
+        // Only a switch can fail; an update always completes.
         try? await run { .updateRequested(NotifierStateMachine.Identity(userId: userId, organizationId: organizationId), operation: $0) }
     }
 
@@ -30,6 +31,7 @@ extension BackendNotifier {
     /// check it at once (a link the platform froze in the background is found and replaced now, not after a
     /// keep-alive timeout).
     public func enterForeground() async {
+        // A resumption always completes.
         try? await run { .enteredForeground(operation: $0) }
     }
 

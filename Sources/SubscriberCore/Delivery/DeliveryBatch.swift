@@ -9,7 +9,7 @@
 ///
 /// A batch is a value its reader owns and hands down explicitly: the link's reader passes its batch to
 /// ``LinkDriver/handleFrame(_:into:)`` and flushes it after each socket read; a notifier pump passes its batch to the
-/// event router and flushes it after each batch it read from its subscription (``SubscriptionReader``). Producers
+/// event router and flushes it after each batch it read from its subscription (``BatchReader``). Producers
 /// queue the element at once (a consumer that is awake takes it straight away) and leave waking a waiting consumer to
 /// the batch (``DeliverySignal/signal(in:)``). The batch also flushes itself when ``holdLimit`` elements were
 /// queued. Only the wake-up is deferred, so order and loss accounting are those of the queue.

@@ -96,7 +96,7 @@
         return AsyncThrowingStream { try await token.next() }
     }
 
-    /// The consumer's side as batches: each read takes everything queued at once (see ``SubscriptionReader``).
+    /// The consumer's side as batches: each read takes everything queued at once (see ``BatchReader``).
     package func makeReader() -> BatchReader<Element> { BatchReader(ConsumerToken(self)) }
 
     /// The stream the consumer iterates, for buffers that never finish with an error.
