@@ -163,12 +163,19 @@ class Suite:
                 name, spread(rates, "%.0f"), spread(cpus, "%.2f"), statistics.median(process), rss,
                 sum(r.get("lost", 0) for r in results), order))
         print("\n## Ratios of CPU µs/event (targets of issue 11)\n")
-        print("| ratio | measured | target | |")
-        print("|---|---|---|---|")
+        print("The ratio of the medians, and the median of the per-round ratios (each client against the one it is")
+        print("measured against in the same round, minutes apart at most: steadier when the machine changes speed).\n")
+        print("| ratio | measured | per-round median (min-max) | target | |")
+        print("|---|---|---|---|---|")
+        def cpu(result):
+            return result["cpu_seconds"] * 1e6 / max(1, result["received"])
         for title, numerator, denominator, target in RATIOS:
             if numerator in medians and denominator in medians and medians[denominator] > 0:
                 ratio = medians[numerator] / medians[denominator]
-                print("| %s | %.2f× | ≤ %.1f× | %s |" % (title, ratio, target, "meets" if ratio <= target else "misses"))
+                paired = [cpu(n) / cpu(d) for n, d in zip(samples[numerator], samples[denominator]) if cpu(d) > 0]
+                print("| %s | %.2f× | %s | ≤ %.1f× | %s |" % (
+                    title, ratio, spread(paired, "%.2f×") if paired else "-", target,
+                    "meets" if ratio <= target else "misses"))
 
     # MARK: RSS growth
 
