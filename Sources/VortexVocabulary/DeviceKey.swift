@@ -20,16 +20,25 @@ package enum DeviceKey: String, CaseIterable, Sendable, CodingKey {
     /// The eight keys every device event carries, in the order they are encoded.
     package static let shared: [DeviceKey] = [.eventType, .timestamp, .orgId, .siteId, .thingName, .derivant, .mac, .deviceGroupID]
 
-    /// The key spelled by `bytes` (an unescaped JSON key), if any. Every key fits a small string, so nothing is
-    /// allocated.
+    /// The key spelled by `bytes` (an unescaped JSON key), if any. Decoding calls it for every member of every device
+    /// event, so it picks its one candidate by length and first letter and compares once, without making a string.
     package init?(bytes: UnsafeBufferPointer<UInt8>) {
-        for key in Self.allCases {
-            var name = key.rawValue
-            if name.utf8.count == bytes.count && name.withUTF8({ $0.elementsEqual(bytes) }) {
-                self = key
-                return
-            }
+        guard let first = bytes.first else { return nil }
+        let candidate: DeviceKey
+        switch (bytes.count, first) {
+        case (9, UInt8(ascii: "e")): candidate = .eventType
+        case (9, UInt8(ascii: "t")): candidate = bytes[1] == UInt8(ascii: "i") ? .timestamp : .thingName
+        case (5, UInt8(ascii: "o")): candidate = .orgId
+        case (6, UInt8(ascii: "s")): candidate = .siteId
+        case (8, UInt8(ascii: "d")): candidate = .derivant
+        case (3, UInt8(ascii: "m")): candidate = .mac
+        case (13, UInt8(ascii: "d")): candidate = .deviceGroupID
+        case (6, UInt8(ascii: "o")): candidate = .online
+        case (9, UInt8(ascii: "r")): candidate = .recording
+        case (13, UInt8(ascii: "f")): candidate = .fwUpdateState
+        default: return nil
         }
-        return nil
+        guard bytes.spells(candidate.rawValue) else { return nil }
+        self = candidate
     }
 }

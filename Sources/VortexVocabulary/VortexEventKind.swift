@@ -82,6 +82,14 @@ public enum VortexEventKind: String, CaseIterable, Sendable, Codable {
         "vortex-app/user/\(userId)/\(channelSuffix)"
     }
 
+    /// The kind whose ``eventType`` is spelled exactly by `bytes` (an unescaped JSON string), if any: no string is
+    /// made, where ``init(eventType:)`` needs one (and accepts the tolerated spellings too). The notifier reads every
+    /// device event's kind this way.
+    package init?(eventTypeBytes bytes: UnsafeBufferPointer<UInt8>) {
+        guard let kind = Self.allCases.first(where: { bytes.spells($0.eventType) }) else { return nil }
+        self = kind
+    }
+
     /// The kind whose ``eventType`` is `eventType`.
     ///
     /// Also accepts, for tolerance, a kind's ``channelSuffix`` (`roleChanged`, `tokenRevoked`) and

@@ -297,6 +297,34 @@ struct ModelDecodingTests {
         #expect(VortexDecodingError.unknownEventType(nil).field == "eventType")
     }
 
+    @Test("a wildcard payload is routed by its eventType as sent: a kind's own spelling, a tolerated one, or an escaped one")
+    func routingByEventType() throws {
+        for kind in VortexEventKind.allCases {
+            let (routed, result) = Self.decoder.decodeEvent(try Self.data(Self.required(kind)), kind: nil, requiringMetadata: true)
+            #expect(routed == kind)
+            #expect(try result.get().kind == kind)
+        }
+        // The model keeps the spelling it was sent with, however it was routed.
+        let sent: [(String, VortexEventKind)] = [
+            ("roleChanged", .roleChanged), ("license/phaseChanged", .licensePhase), ("device/presenceChanged", .devicePresence),
+        ]
+        for (spelling, kind) in sent {
+            var object = Self.required(kind)
+            object["eventType"] = .string(spelling)
+            let (routed, result) = Self.decoder.decodeEvent(try Self.data(object), kind: nil, requiringMetadata: true)
+            #expect(routed == kind, "\(spelling)")
+            #expect(try result.get().eventType == spelling, "\(spelling)")
+        }
+        let escaped = Self.data(#"{"eventType":"device\/presenceChanged","timestamp":"2026-01-01T00:00:00Z","online":true}"#)
+        let (routed, result) = Self.decoder.decodeEvent(escaped, kind: nil, requiringMetadata: true)
+        #expect(routed == .devicePresence)
+        #expect(try result.get().eventType == "device/presenceChanged")
+        let unknown = Self.data(#"{"eventType":"device/presenceChangedX","timestamp":"2026-01-01T00:00:00Z"}"#)
+        #expect(
+            Self.decoder.decodeEvent(unknown, kind: nil, requiringMetadata: true).result
+                == .failure(.unknownEventType("device/presenceChangedX")))
+    }
+
     @Test("malformed JSON and non-objects fail without a field")
     func malformedJSON() {
         for text in ["not json", "[1,2]", "\"text\"", "null", "{\"online\":"] {

@@ -248,6 +248,11 @@ struct JSONEnvelopeMalformedTests {
             (#"{"a":falsey}"#, 5),
             (#"{"a":True}"#, 5),
             (#"{"a":undefined}"#, 5),
+            (#"{"a":trve}"#, 5),
+            (#"{"a":nill}"#, 5),
+            (#"{"a":fals}"#, 5),
+            (#"{"a":falze}"#, 5),
+            (#"{"a":tnul}"#, 5),
             // Other structure errors.
             (#"{"a":1,}"#, 7),
             (#"{"a" 1}"#, 5),
@@ -375,6 +380,23 @@ struct JSONEnvelopeUnescapeTests {
             #expect(throws: JSONScanError.self) { try JSONEnvelope.unescape(buffer, 2..<3) }
             #expect(throws: JSONScanError.self) { try JSONEnvelope.unescape(buffer, 6..<10) }
             #expect(try JSONEnvelope.unescape(buffer, 6..<12) == Data("é".utf8))
+        }
+    }
+
+    /// Escaped strings of every length, with backslashes at every offset of the eight-byte words the plain runs are
+    /// copied in, and the bytes after the range full of backslashes: against Foundation's own JSON decoding. Seeded.
+    @Test func unescapeAgreesWithFoundationAtEveryWordOffset() throws {
+        var random = SplitMix64(seed: 0x5EED_0E5C)
+        let pieces = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{1}", "é", "€", "🚀", "日", "abcdefgh", "xyz"]
+        for length in 0..<48 {
+            for _ in 0..<12 {
+                let original = (0..<length).map { _ in pieces.randomElement(using: &random)! }.joined()
+                let encoded = try JSONEncoder().encode(original)
+                let escaped = Array(encoded.dropFirst().dropLast())
+                let padded = escaped + Array(repeating: UInt8(ascii: "\\"), count: 9)
+                let data = try padded.withUnsafeBufferPointer { try JSONEnvelope.unescape($0, 0..<escaped.count) }
+                #expect(String(decoding: data, as: UTF8.self) == original, "\(original.debugDescription)")
+            }
         }
     }
 }

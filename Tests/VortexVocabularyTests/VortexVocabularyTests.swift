@@ -5,13 +5,16 @@ import Testing
 
 @Suite("The shared vocabulary")
 struct VortexVocabularyTests {
-    @Test("every device key is recognised from its bytes; other keys, prefixes and extensions are not")
+    @Test("every device key is recognised from its bytes; other keys, prefixes, extensions and same-length near misses are not")
     func deviceKeyFromBytes() {
         func key(_ text: String) -> DeviceKey? {
             Array(text.utf8).withUnsafeBufferPointer { DeviceKey(bytes: $0) }
         }
         for deviceKey in DeviceKey.allCases { #expect(key(deviceKey.rawValue) == deviceKey) }
-        for other in ["", "mac ", "ma", "Mac", "thingname", "deviceGroupId", "onlineX", "userId", "fwUpdateStat"] {
+        for other in [
+            "", "mac ", "ma", "Mac", "thingname", "deviceGroupId", "onlineX", "userId", "fwUpdateStat", "timestamX", "thingNamX",
+            "tXmestamp", "orgIX", "eventTypX",
+        ] {
             #expect(key(other) == nil, "\(other)")
         }
     }
@@ -38,5 +41,33 @@ struct VortexVocabularyTests {
         #expect(Set(VortexEventKind.allCases.map(\.eventType)).count == 9)
         #expect(VortexEventKind(eventType: "license/phaseChanged") == .licensePhase)
         #expect(VortexEventKind(eventType: "device/unknown") == nil)
+    }
+
+    @Test("a kind is found from its eventType's bytes, exactly: the tolerated spellings and near misses are not")
+    func kindFromEventTypeBytes() {
+        func kind(_ text: String) -> VortexEventKind? {
+            Array(text.utf8).withUnsafeBufferPointer { VortexEventKind(eventTypeBytes: $0) }
+        }
+        for eventKind in VortexEventKind.allCases { #expect(kind(eventKind.eventType) == eventKind) }
+        for other in [
+            "", "roleChanged", "license/phaseChanged", "device/presenceChange", "device/presenceChangeD", "Device/presenceChanged",
+        ] {
+            #expect(kind(other) == nil, "\(other)")
+        }
+    }
+
+    @Test("bytes spell a string only when every byte and the length match")
+    func spelling() {
+        func spells(_ text: String, _ spelling: String) -> Bool {
+            Array(text.utf8).withUnsafeBufferPointer { $0.spells(spelling) }
+        }
+        #expect(spells("", ""))
+        #expect(spells("mac", "mac"))
+        #expect(spells("device/presenceChanged", "device/presenceChanged"))
+        #expect(!spells("", "mac"))
+        #expect(!spells("mac", ""))
+        #expect(!spells("mac", "max"))
+        #expect(!spells("device/presenceChanged", "device/presenceChangeD"))
+        #expect(!spells("macs", "mac"))
     }
 }

@@ -27,7 +27,7 @@ extension DevicePayloadFields {
     /// Reads `value` into the shared field named `key`; `false` when `key` is a kind's field instead.
     mutating func readDeviceField(_ key: DeviceKey, _ value: FlatJSONDecoder.Value) throws -> Bool {
         switch key {
-        case .eventType: eventType = try value.optionalString()
+        case .eventType: eventType = try value.optionalEventType()
         case .timestamp: timestamp = try value.optionalString()
         case .orgId: orgId = try value.optionalString()
         case .siteId: siteId = try value.optionalString()

@@ -126,6 +126,19 @@ enum FlatJSONDecoder {
             return first == UInt8(ascii: "t")
         }
 
+        /// The string's bytes when it needs no unescaping; `nil` for anything else.
+        var plainStringBytes: UnsafeBufferPointer<UInt8>? {
+            guard case .scalar(let member, let bytes) = self, member.kind == .string, !member.valueHasEscapes else { return nil }
+            return UnsafeBufferPointer(rebasing: bytes[member.value])
+        }
+
+        /// ``optionalString()`` for `eventType`: a kind's own spelling is that kind's constant, so the field costs no
+        /// allocation (it is longer than a string stored inline).
+        func optionalEventType() throws -> String? {
+            if let kind = plainStringBytes.flatMap(VortexEventKind.init(eventTypeBytes:)) { return kind.eventType }
+            return try optionalString()
+        }
+
         /// For ``FlatDecodable`` models: what `decodeIfPresent` gives for an optional property (`nil` for `null`).
         func optionalString() throws -> String? { isNull ? nil : try string() }
         func optionalBool() throws -> Bool? { isNull ? nil : try bool() }

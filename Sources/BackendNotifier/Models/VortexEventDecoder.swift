@@ -120,8 +120,12 @@ public struct VortexEventDecoder: Sendable {
         let fast = json.withUnsafeBytes { raw -> Fast in
             guard let object = FlatJSONDecoder.object(raw.bindMemory(to: UInt8.self)) else { return .notApplicable }
             if let fixed { return .decoded(fixed, Self.event(fixed, from: object, requiringMetadata: requiringMetadata)) }
-            let eventType = object.string("eventType")
-            guard let kind = eventType.flatMap(VortexEventKind.init(eventType:)) else { return .unknownKind(eventType) }
+            // The kind from the bytes: a string is made only for a spelling that is not a kind's own.
+            let spelled = object.member("eventType").map { FlatJSONDecoder.Value.scalar($0, object.bytes) }
+            let kind =
+                spelled?.plainStringBytes.flatMap(VortexEventKind.init(eventTypeBytes:))
+                ?? object.string("eventType").flatMap(VortexEventKind.init(eventType:))
+            guard let kind else { return .unknownKind(object.string("eventType")) }
             return .decoded(kind, Self.event(kind, from: object, requiringMetadata: requiringMetadata))
         }
         switch fast {

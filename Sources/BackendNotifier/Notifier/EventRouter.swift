@@ -60,7 +60,8 @@ struct EventRouter: Sendable {
     /// ones routed here (archive, role, revocation) need not (docs/migration-guide.md).
     private func routeChannelEvent(_ json: Data, from upstream: Upstream, dialect: TransportDialect, _ batch: DeliveryBatch?) {
         let (kind, result) = decoder.decodeEvent(json, kind: Self.fixedKind(of: upstream), requiringMetadata: dialect == .appSyncChannels)
-        switch result {
+        // Consumed, not bound from a value still alive: each binding of a copy retains and releases every string.
+        switch consume result {
         case .failure(let error):
             failed(kind?.rawValue ?? upstream.rawValue, error, json, upstream: upstream, kind: kind, dialect: dialect)
         case .success(let event):

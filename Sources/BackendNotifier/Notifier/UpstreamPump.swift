@@ -27,7 +27,7 @@ struct UpstreamPump: Sendable {
                 var events: [SubscriptionEvent] = []
                 while try await reader.next(into: &events) {
                     // Moved out one by one, not copied: no retain and release per event.
-                    events.reverse()
+                    events.reverseByMoving()
                     while let event = events.popLast() { await handle(event, source, batch, report) }
                     batch.flush()
                 }

@@ -64,31 +64,41 @@ final class StreamHub<Value: Sendable>: Sendable {
 
     /// Delivers to every observer; returns how many received it. `value` is made only if there is an observer. With a
     /// `batch`, the observers are woken when it is flushed (once for all it holds), else at once.
+    ///
+    /// One lock round per value: the delivery is counted when the observers are read, and corrected afterwards only in
+    /// the rare case an observer ended meanwhile or a full buffer dropped. The last observer is given the value itself,
+    /// the others copies (a copy retains every string the value holds).
     @discardableResult
     func yield(_ value: @autoclosure () -> Value, into batch: DeliveryBatch? = nil) -> Int {
-        let observers = state.withLock { $0.buffers }
+        let observers = state.withLock { state -> [StreamBuffer<Value>] in
+            state.delivered += state.buffers.count
+            return state.buffers
+        }
         guard !observers.isEmpty else { return 0 }
-        let value = value()
-        var received = 0
+        var terminated = 0
         var drops = 0
-        for observer in observers {
-            switch observer.enqueue(value) {
-            case .enqueued: received += 1
-            case .dropped:
-                received += 1
-                drops += 1
-            case .terminated: break
+        func count(_ enqueued: StreamBuffer<Value>.Enqueued) {
+            switch enqueued {
+            case .enqueued: break
+            case .dropped: drops += 1
+            case .terminated: terminated += 1
             }
+        }
+        let value = value()
+        for observer in observers.dropLast() {
+            count(observer.enqueue(value))
             observer.signal(in: batch)
         }
-        if received > 0 {
+        count(observers[observers.count - 1].enqueue(consume value))
+        observers[observers.count - 1].signal(in: batch)
+        if terminated > 0 || drops > 0 {
             state.withLock { state in
-                state.delivered += received
+                state.delivered -= terminated
                 state.dropped += drops
             }
         }
         if drops > 0 { onDrop(name, drops) }
-        return received
+        return observers.count - terminated
     }
 
     /// Ends every observer's stream (after the values queued for it) and lets go of their buffers; later observers

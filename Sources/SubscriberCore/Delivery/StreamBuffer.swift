@@ -106,18 +106,20 @@
         return AsyncStream { (try? await token.next()) ?? nil }
     }
 
-    /// Queues `element` without waking the consumer; call ``signal()`` after the last element of a batch.
+    /// Queues `element` without waking the consumer; call ``signal()`` after the last element of a batch. The element
+    /// is moved into the queue, not copied (a copy retains and releases every reference it holds).
     @inlinable
-    package func enqueue(_ element: Element) -> Enqueued {
-        state.withLock { state in
+    package func enqueue(_ element: consuming Element) -> Enqueued {
+        var element = Optional(element)
+        return state.withLock { state in
             if state.gone || state.end != nil { return .terminated }
             guard state.count >= limit else {
-                state.elements.append(element)
+                state.elements.append(element.take()!)
                 return .enqueued
             }
             if policy == .dropOldest {
                 _ = state.popFirst()
-                state.elements.append(element)
+                state.elements.append(element.take()!)
             }
             return .dropped
         }
@@ -253,11 +255,14 @@ final class ConsumerToken<Element: Sendable>: Sendable {
         let ready = taken.withLock { taken -> Element? in
             if let element = taken.popLast() { return element }
             guard takeQueue(into: &taken) else { return nil }
-            taken.reverse()
+            taken.reverseByMoving()
             return taken.popLast()
         }
-        if let ready { return ready }
-        return try await buffer.next()
+        // Unwrapped by consuming: `if let` binds a copy of an element that stays alive (a retain per string it holds).
+        switch consume ready {
+        case .some(let element): return element
+        case .none: return try await buffer.next()
+        }
     }
 
     /// Swaps the queue's elements (those not yet read) into `elements`, which must be empty: the producer goes on
@@ -287,7 +292,7 @@ final class ConsumerToken<Element: Sendable>: Sendable {
         taken.withLock { taken in
             guard !taken.isEmpty else { return }
             swap(&taken, &batch)
-            batch.reverse()
+            batch.reverseByMoving()
         }
         if batch.isEmpty && !takeQueue(into: &batch) {
             guard let first = try await buffer.next() else { return false }

@@ -154,6 +154,20 @@ package struct JSONEnvelope: Sendable {
         var written = 0
         var index = range.lowerBound
         while index < range.upperBound {
+            // Plain bytes eight at a time: each word is stored as it is and the output advances to the first backslash
+            // in it (what follows is overwritten). Unescaping never lengthens, so the store stays within `output`.
+            if index + 8 <= range.upperBound, let base = bytes.baseAddress, let out = output.baseAddress {
+                let raw = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                UnsafeMutableRawPointer(out + written).storeBytes(of: raw, as: UInt64.self)
+                let word = UInt64(littleEndian: raw)
+                // Exact for the lowest flagged byte, as in the scanner's `skipPlainStringBytes()`.
+                let backslash = word ^ 0x5C5C_5C5C_5C5C_5C5C
+                let found = (backslash &- 0x0101_0101_0101_0101) & ~backslash & 0x8080_8080_8080_8080
+                let plain = found == 0 ? 8 : found.trailingZeroBitCount >> 3
+                index += plain
+                written += plain
+                if found == 0 { continue }
+            }
             let byte = bytes[index]
             guard byte == UInt8(ascii: "\\") else {
                 output[written] = byte

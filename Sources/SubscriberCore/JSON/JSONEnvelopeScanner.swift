@@ -141,13 +141,27 @@ extension JSONEnvelope {
                 return (start..<index, .number, false)
             case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
                 while let byte = peek(), (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) { index += 1 }
-                let word = bytes[start..<index]
-                guard word.elementsEqual("true".utf8) || word.elementsEqual("false".utf8) || word.elementsEqual("null".utf8) else {
-                    throw .malformed("invalid literal", offset: start)
-                }
+                guard Self.isLiteral(bytes[start..<index]) else { throw .malformed("invalid literal", offset: start) }
                 return (start..<index, .literal, false)
             default:
                 throw fail("unexpected character")
+            }
+        }
+
+        /// `true`, `false` or `null`, compared byte by byte (every device event carries one: the generic comparison
+        /// against three strings cost more than scanning the rest of the value).
+        private static func isLiteral(_ word: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+            let start = word.startIndex
+            switch (word.count, word.first) {
+            case (4, UInt8(ascii: "t")?):
+                return word[start + 1] == UInt8(ascii: "r") && word[start + 2] == UInt8(ascii: "u") && word[start + 3] == UInt8(ascii: "e")
+            case (4, UInt8(ascii: "n")?):
+                return word[start + 1] == UInt8(ascii: "u") && word[start + 2] == UInt8(ascii: "l") && word[start + 3] == UInt8(ascii: "l")
+            case (5, UInt8(ascii: "f")?):
+                return word[start + 1] == UInt8(ascii: "a") && word[start + 2] == UInt8(ascii: "l") && word[start + 3] == UInt8(ascii: "s")
+                    && word[start + 4] == UInt8(ascii: "e")
+            default:
+                return false
             }
         }
 

@@ -63,7 +63,7 @@ package final class SubscriptionSink: Sendable {
     /// Given the reader's `batch`, the event is queued at once but the consumer is woken when the batch flushes
     /// (after the socket read), once for all of the batch's events; without one, at once.
     @discardableResult
-    package func yield(_ event: SubscriptionEvent, into batch: DeliveryBatch? = nil) -> Bool {
+    package func yield(_ event: consuming SubscriptionEvent, into batch: DeliveryBatch? = nil) -> Bool {
         let delivered = deliver(event)
         buffer.signal(in: batch)
         return delivered
@@ -83,7 +83,7 @@ package final class SubscriptionSink: Sendable {
         buffer.finish(throwing: error)
     }
 
-    private func deliver(_ event: SubscriptionEvent) -> Bool {
+    private func deliver(_ event: consuming SubscriptionEvent) -> Bool {
         if pending.withLock({ $0 != nil }), !flushLoss() {
             recordLoss(count: 1, reason: .bufferOverflow)
             return true
