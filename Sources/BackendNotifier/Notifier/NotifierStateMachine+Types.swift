@@ -54,30 +54,6 @@ extension NotifierStateMachine {
         case shutDown
     }
 
-    /// Whether the active transport's connection states feed the public state. Each transport is followed from its
-    /// first run until it is replaced, so its id tells its reports from an earlier transport's.
-    enum Following: Equatable, Sendable {
-        case none
-        /// Following; `connectedSince` is when the current connection came up, for the connected-time metric.
-        case transport(state: ConnectionState, connectedSince: Date?)
-
-        /// The followed transport's last state (`idle` when none is followed).
-        var transportState: ConnectionState {
-            if case .transport(let state, _) = self { state } else { .idle }
-        }
-    }
-
-    /// The limit on how long the notifier may wait for a live connection before it reports `networkError`.
-    enum NetworkErrorLimit: Equatable, Sendable {
-        /// Not waiting, or nothing to wait for.
-        case idle
-        /// Waiting: the timer armed with `token` reports when it fires.
-        case armed(token: Int)
-        /// Reported for this offline episode: not again until the connection is live, the identity changes or a
-        /// switch cuts over.
-        case reported
-    }
-
     struct Run: Equatable, Sendable {
         let id: RunID
         let transport: TransportRef

@@ -34,13 +34,11 @@ struct NotifierStateMachine: Sendable {
     private(set) var demand: Set<Upstream> = []
     private(set) var operation: Operation = .none
     private(set) var queue: [Queued] = []
-    private(set) var publicState: NotifierConnectionState = .offline
     /// When each upstream's suspension began, reported as its gap when it is live again.
     private var resumeGaps: [Upstream: Date] = [:]
-    /// The active transport's connection states, while they are followed.
-    private var following: Following = .none
-    private var networkErrorLimit: NetworkErrorLimit = .idle
-    /// The token of each armed timer (the network-error limit keeps its own in ``networkErrorLimit``).
+    /// The active transport's states, the public state derived from them, and the network-error limit.
+    private(set) var status = ConnectionStatus()
+    /// The token of each armed timer (the network-error limit keeps its own in ``status``).
     private var timers: [Timer: Int] = [:]
     /// The switch whose new runs still de-duplicate against the old transport's deliveries.
     private var overlapSwitch: Int?
@@ -61,6 +59,9 @@ struct NotifierStateMachine: Sendable {
     var suspendedAt: Date? {
         if case .suspended(let since) = lifecycle { since } else { nil }
     }
+
+    /// What the app sees.
+    var publicState: NotifierConnectionState { status.publicState }
 
     /// Whether an upstream subscription is delivering.
     var isConnectedUpstream: Bool { !runs.isEmpty }
@@ -271,7 +272,7 @@ struct NotifierStateMachine: Sendable {
         stopUpstreams()
         session = .current(newIdentity)
         resumeGaps.removeAll()
-        if networkErrorLimit == .reported { networkErrorLimit = .idle }
+        status.startEpisode()
         refreshState(now: now)
         let token = nextToken()
         operation = .updating(operation: id, token: token, signedOut: newIdentity.userId == nil)
@@ -318,18 +319,16 @@ struct NotifierStateMachine: Sendable {
 
     private mutating func timerFired(_ timer: Timer, token: Int, now: Date) {
         if timer == .networkError {
-            guard networkErrorLimit == .armed(token: token) else { return }
-            networkErrorLimit = .idle
-        } else {
-            guard timers[timer] == token else { return }
-            timers[timer] = nil
+            status.networkErrorLimitFired(token: token, &output) { "no live connection for \(settings.networkErrorAfter)" }
+            return
         }
+        guard timers[timer] == token else { return }
+        timers[timer] = nil
         switch timer {
         case .backgroundGrace:
             request(.suspend, now: now)
         case .networkError:
-            guard publicState == .connecting || publicState == .reconnecting else { return }
-            reportNetworkError("no live connection for \(settings.networkErrorAfter)")
+            break  // the limit is the status's (above)
         case .switchTimeout:
             guard case .switching(let change) = operation, case .preparing = change.stage else { return }
             abandonSwitch(.connectionTimedOut(settings.switchTimeout))
@@ -356,87 +355,28 @@ struct NotifierStateMachine: Sendable {
         return serial
     }
 
-    // MARK: The active transport's states → the public state, metrics, network errors
+    // MARK: The active transport's states → the public state, metrics, network errors (``ConnectionStatus``)
 
-    private mutating func followStates() {
-        guard following == .none else { return }
-        following = .transport(state: .idle, connectedSince: nil)
-        act(.followStates(transport: active.id))
-    }
+    private mutating func followStates() { status.follow(active.id, &output) }
 
-    private mutating func stopFollowingStates(now: Date) {
-        guard case .transport(_, let connectedSince) = following else { return }
-        act(.stopFollowingStates)
-        following = .none
-        if let since = connectedSince {
-            act(.metric(.connected(seconds: now.timeIntervalSince(since), transport: active.name)))
-        }
-    }
+    private mutating func stopFollowingStates(now: Date) { status.stopFollowing(active, now: now, &output) }
 
     private mutating func transportStateChanged(_ state: ConnectionState, transport id: Int, now: Date) {
-        // A report of the transport followed before a cut-over is recognised by its id.
-        guard id == active.id, case .transport(_, var connectedSince) = following else { return }
-        if let since = connectedSince, state != .connected {
-            act(.metric(.connected(seconds: now.timeIntervalSince(since), transport: active.name)))
-            connectedSince = nil
-        }
-        switch state {
-        case .connecting: act(.metric(.connectionAttempt(transport: active.name)))
-        case .reconnecting: act(.metric(.reconnect(transport: active.name)))
-        case .connected: if connectedSince == nil { connectedSince = now }
-        case .disconnected(.failed(let error)): reportNetworkError(error.description)
-        case .idle, .disconnected: break
-        }
-        following = .transport(state: state, connectedSince: connectedSince)
-        switch state {
-        case .connecting, .reconnecting, .disconnected: markOldBroken()
-        case .idle, .connected: break
-        }
+        guard status.transportStateChanged(state, reportedBy: id, active: active, now: now, &output) else { return }
+        if status.isTransportDown { markOldBroken() }
         refreshState(now: now)
     }
 
     /// Recomputes the public state and arms or disarms the network-error limit.
     private mutating func refreshState(now: Date) {
-        let state: NotifierConnectionState =
-            if lifecycle != .foreground {
-                .suspended
-            } else if !session.allowsRuns {
-                .offline
-            } else {
-                NotifierConnectionState(following.transportState, upstreamsRunning: !runs.isEmpty)
-            }
-        if state != publicState {
-            publicState = state
-            act(.publishState(state))
-        }
-        let waitingForConnection = (state == .connecting || state == .reconnecting) && !runs.isEmpty
-        switch networkErrorLimit {
-        case .idle where waitingForConnection:
-            let token = nextToken()
-            networkErrorLimit = .armed(token: token)
-            act(.armTimer(.networkError, token: token, after: settings.networkErrorAfter))
-        case .armed where !waitingForConnection:
-            disarmNetworkErrorLimit()
-        case .reported where state == .live:
-            networkErrorLimit = .idle
-        default:
-            break
+        let context = ConnectionStatus.Context(
+            isForeground: lifecycle == .foreground, allowsRuns: session.allowsRuns, upstreamsRunning: !runs.isEmpty)
+        if status.refresh(context, &output) {
+            status.armNetworkErrorLimit(token: nextToken(), after: settings.networkErrorAfter, &output)
         }
     }
 
-    private mutating func disarmNetworkErrorLimit() {
-        guard case .armed = networkErrorLimit else { return }
-        networkErrorLimit = .idle
-        act(.cancelTimer(.networkError))
-    }
-
-    private mutating func reportNetworkError(_ detail: String) {
-        guard networkErrorLimit != .reported else { return }
-        disarmNetworkErrorLimit()
-        networkErrorLimit = .reported
-        log(.warning, "network error", ["detail": detail])
-        emit(.networkError(detail))
-    }
+    private mutating func reportNetworkError(_ detail: String) { status.reportNetworkError(detail, &output) }
 
     // MARK: Switching transports (make-before-break)
 
@@ -451,10 +391,7 @@ struct NotifierStateMachine: Sendable {
         endOverlap()
         serial += 1
         var change = Switch(operation: id, id: serial, target: target, reason: reason, startedAt: now, stage: .preparing(waiting: []))
-        switch following.transportState {
-        case .connecting, .reconnecting, .disconnected: change.oldIntact = false
-        case .idle, .connected: break
-        }
+        if status.isTransportDown { change.oldIntact = false }
         if lifecycle == .foreground, session.allowsRuns {
             for upstream in Upstream.allCases where demand.contains(upstream) {
                 let old = runs[upstream]
@@ -502,7 +439,7 @@ struct NotifierStateMachine: Sendable {
         stopFollowingStates(now: now)
         active = change.target
         act(.activate(change.target))
-        if networkErrorLimit == .reported { networkErrorLimit = .idle }
+        status.startEpisode()
         if !runs.isEmpty { followStates() }
         refreshState(now: now)
         if !change.prepared.isEmpty {
@@ -560,13 +497,12 @@ struct NotifierStateMachine: Sendable {
     private mutating func shutdown() {
         lifecycle = .shutDown
         cancel(.backgroundGrace)
-        disarmNetworkErrorLimit()
+        status.disarmNetworkErrorLimit(&output)
         for timer in [Timer.switchTimeout, .switchSettle, .overlapEnd] { cancel(timer) }
         if let overlap = overlapSwitch { act(.endOverlap(switch: overlap)) }
         overlapSwitch = nil
         stopUpstreams()
-        if following != .none { act(.stopFollowingStates) }
-        following = .none
+        status.forgetFollowing(&output)
         switch operation {
         case .none, .suspending:
             break
@@ -588,10 +524,7 @@ struct NotifierStateMachine: Sendable {
         for queued in queue { answerAfterShutdown(queued) }
         queue.removeAll()
         act(.disconnect(transport: active.id, token: nextToken()))
-        if publicState != .offline {
-            publicState = .offline
-            act(.publishState(.offline))
-        }
+        status.goOffline(&output)
     }
 
     // MARK: Output
