@@ -69,11 +69,9 @@ public final class GraphQLTransport: RealtimeTransport {
         }
         let state = running()
         let id = makeID()
-        let label = operation.operationName ?? String(operation.query.prefix(60))
-        let (reader, sink) = SubscriptionSink.make(
-            bufferLimit: configuration.link.subscriptionBufferLimit, label: label, logger: logger, wallClock: wallClock,
-            margin: configuration.link.gapSafetyMargin)
-        sink.onConsumerGone { [weak state] in state?.cancel(id) }
+        let (reader, sink) = engine.openSubscription(
+            id, in: state, label: operation.operationName ?? String(operation.query.prefix(60)), settings: configuration.link,
+            wallClock: wallClock, logger: logger)
         state.add(id: id, operation: operation, sink: sink)
         return reader
     }
@@ -107,12 +105,10 @@ public final class GraphQLTransport: RealtimeTransport {
 }
 
 /// The supervisor's view of a GraphQL transport.
-struct GraphQLLinks: SupervisedTransport {
+struct GraphQLLinks: SessionSupervisedTransport {
     let state: GraphQLState
     let configuration: GraphQLTransportConfiguration
     let logger: Logger
-
-    var wantsConnection: Bool { state.wantsConnection }
 
     func makeLink(id: Int, credentials: AuthCredentials, role: LinkRole) -> (WebSocketRequest, any LinkDriver) {
         let request = WebSocketRequest(
@@ -120,14 +116,6 @@ struct GraphQLLinks: SupervisedTransport {
         let driver = GraphQLLinkDriver(
             id: id, state: state, connectionPayload: configuration.connectionPayload(credentials), logger: logger)
         return (request, driver)
-    }
-
-    func linkEnded(id: Int, role: LinkRole, report: LinkReport) -> LinkLoss { state.linkEnded(id, report: report) }
-
-    func stop(_ reason: DisconnectReason, error: RealtimeError) {
-        logger.warning("transport stopped", metadata: ["reason": "\(reason)"])
-        state.stop(error: error)
-        state.states.update(.disconnected(reason))
     }
 }
 

@@ -101,10 +101,8 @@ public final class AppSyncEventsTransport: RealtimeTransport {
             return .failed(.subscriptionLimitReached(configuration.maxSubscriptions))
         }
         let id = makeID()
-        let (reader, sink) = SubscriptionSink.make(
-            bufferLimit: configuration.link.subscriptionBufferLimit, label: channel, logger: logger, wallClock: wallClock,
-            margin: configuration.link.gapSafetyMargin)
-        sink.onConsumerGone { [weak state] in state?.cancel(id) }
+        let (reader, sink) = engine.openSubscription(
+            id, in: state, label: channel, settings: configuration.link, wallClock: wallClock, logger: logger)
         logger.debug("subscribe", metadata: ["channel": "\(channel)", "id": "\(id)"])
         state.add(id: id, channel: channel, sink: sink)
         return reader
@@ -181,13 +179,11 @@ public final class AppSyncEventsTransport: RealtimeTransport {
 }
 
 /// The supervisor's view of an AppSync transport.
-struct AppSyncLinks: SupervisedTransport {
+struct AppSyncLinks: SessionSupervisedTransport {
     let state: AppSyncState
     let configuration: AppSyncEventsConfiguration
     let wallClock: WallClock
     let logger: Logger
-
-    var wantsConnection: Bool { state.wantsConnection }
 
     func makeLink(id: Int, credentials: AuthCredentials, role: LinkRole) -> (WebSocketRequest, any LinkDriver) {
         // These credentials authorize the connection only; every subscribe and publish on it asks for its own.
@@ -198,14 +194,6 @@ struct AppSyncLinks: SupervisedTransport {
             url: configuration.endpoint.realtimeURL, subprotocols: authorizer.subprotocols(), requiredSubprotocol: AppSyncSubprotocol.name)
         let driver = AppSyncLinkDriver(id: id, state: state, defaultKeepAliveTimeout: configuration.defaultKeepAliveTimeout, logger: logger)
         return (request, driver)
-    }
-
-    func linkEnded(id: Int, role: LinkRole, report: LinkReport) -> LinkLoss { state.linkEnded(id, report: report) }
-
-    func stop(_ reason: DisconnectReason, error: RealtimeError) {
-        logger.warning("transport stopped", metadata: ["reason": "\(reason)"])
-        state.stop(error: error)
-        state.states.update(.disconnected(reason))
     }
 }
 

@@ -39,3 +39,25 @@ package protocol SupervisedTransport: Sendable {
     /// The transport stops for good: end every stream with `error`.
     func stop(_ reason: DisconnectReason, error: RealtimeError)
 }
+
+/// A ``SupervisedTransport`` whose links' ends and whose stop go to its session, as both transports' do: only
+/// ``makeLink(id:credentials:role:)`` is the protocol's own.
+package protocol SessionSupervisedTransport: SupervisedTransport {
+    associatedtype Session: TransportSession
+    /// The run's session.
+    var state: Session { get }
+    /// Where the stop is logged.
+    var logger: Logger { get }
+}
+
+extension SessionSupervisedTransport {
+    package var wantsConnection: Bool { state.wantsConnection }
+
+    package func linkEnded(id: Int, role: LinkRole, report: LinkReport) -> LinkLoss { state.linkEnded(id, report: report) }
+
+    package func stop(_ reason: DisconnectReason, error: RealtimeError) {
+        logger.warning("transport stopped", metadata: ["reason": "\(reason)"])
+        state.stop(error: error)
+        state.states.update(.disconnected(reason))
+    }
+}

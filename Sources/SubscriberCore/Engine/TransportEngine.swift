@@ -13,8 +13,18 @@ package protocol TransportSession: AnyObject, Sendable {
     var stopFlag: Locked<Bool> { get }
     /// Asks the run's supervisor for things (a connection, a rotation).
     var requests: AsyncStream<SupervisorRequest>.Continuation { get }
+    /// The transport's connection states.
+    var states: ConnectionStateBroadcaster { get }
+    /// Whether anything (a subscription, a publish) needs a connection now.
+    var wantsConnection: Bool { get }
     /// Ends every subscription stream: normally (`nil`) or with `error`.
     func endAll(error: RealtimeError?)
+    /// The consumer of subscription `id` stopped: unsubscribe on the wire, and close the connection if nothing else
+    /// needs it.
+    func cancel(_ id: String)
+    /// A link ended: the session updates its subscriptions (gaps start at the report's last frame) and says whether
+    /// the connection is lost.
+    func linkEnded(_ id: Int, report: LinkReport) -> LinkLoss
 }
 
 extension TransportSession {
@@ -106,6 +116,18 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
             run = Run(session: session, requests: continuation, task: startSupervisor(supervised, requests))
             return session
         }
+    }
+
+    /// A subscription's reader and the sink its session delivers to, per `settings`; the consumer's going away cancels
+    /// `id` in `session`.
+    package func openSubscription(
+        _ id: String, in session: Session, label: String, settings: LinkSettings, wallClock: WallClock, logger: Logger
+    ) -> (reader: BatchReader<SubscriptionEvent>, sink: SubscriptionSink) {
+        let (reader, sink) = SubscriptionSink.make(
+            bufferLimit: settings.subscriptionBufferLimit, label: label, logger: logger, wallClock: wallClock,
+            margin: settings.gapSafetyMargin)
+        sink.onConsumerGone { [weak session] in session?.cancel(id) }
+        return (reader, sink)
     }
 
     /// The current session, if a run is under way.
