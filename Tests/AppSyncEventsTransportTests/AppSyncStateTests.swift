@@ -266,6 +266,35 @@ struct AppSyncStateTests {
         #expect(fixture.state.routeData(StateFixture.data("1"), id: "s-1", on: 2) != nil)
     }
 
+    @Test("a cut-over confirms what the successor confirmed: live for a subscription never live, resumed with its gap for one interrupted")
+    func cutOverConfirms() async throws {
+        let fixture = try StateFixture()
+        let pending = fixture.add("s-1", "default/a")
+        let interrupted = fixture.add("s-2", "default/b")
+        _ = fixture.open(1)
+        _ = await fixture.sent(on: 1)
+        fixture.state.subscriptionConfirmed("s-2", on: 1)
+        #expect(try await interrupted.next() == .live)
+        // The first rotation cuts over at its deadline with neither confirmed on link 2: s-2 is interrupted there.
+        fixture.state.rotationDue(from: 1)
+        _ = fixture.open(2)
+        _ = await fixture.sent(on: 2)
+        fixture.advance(30)
+        fixture.state.timerFired(AppSyncState.rotationDeadlineToken, on: 2)
+        // The second confirms both on link 3 and cuts over there.
+        fixture.state.rotationDue(from: 2)
+        _ = fixture.open(3)
+        _ = await fixture.sent(on: 3)
+        fixture.state.subscriptionConfirmed("s-1", on: 3)
+        fixture.state.subscriptionConfirmed("s-2", on: 3)
+        fixture.advance(10)
+        fixture.state.timerFired(AppSyncState.rotationDeadlineToken, on: 3)
+        #expect(try await pending.next() == .live)
+        #expect(try await interrupted.next() == .resumed(gap: GapWindow(start: fixture.at(28), end: fixture.at(40))))
+        #expect(fixture.state.routeData(StateFixture.data("1"), id: "s-1", on: 3) != nil)
+        #expect(fixture.state.routeData(StateFixture.data("2"), id: "s-2", on: 3) != nil)
+    }
+
     @Test("publishes: sent on the primary, answered, failed with the link that carried them, kept when not yet sent")
     func publishCompletion() async throws {
         let fixture = try StateFixture()

@@ -79,20 +79,10 @@ extension AppSyncState {
                 for payload in record.rotationBuffer where !record.consumeOverlap(payload.json) {
                     effects.append(.yield(record.sink, .payload(payload)))
                 }
-                if !record.isLive {
-                    if let start = record.interruptedAt {
-                        effects.append(.yield(record.sink, .resumed(gap: GapWindow(start: start, end: now))))
-                    } else if !record.everLive {
-                        effects.append(.yield(record.sink, .live))
-                    }
-                }
-                record.isLive = true
-                record.everLive = true
-                record.interruptedAt = nil
+                if let event = record.confirm(now: now) { effects.append(event) }
             } else {
                 // Not confirmed on the new link yet: it resumes (with its gap) when it is.
-                if record.isLive { record.interruptedAt = record.interruptedAt ?? now.addingTimeInterval(-margin) }
-                record.isLive = false
+                record.interrupt(at: now.addingTimeInterval(-margin))
             }
             record.deliveringOn = new
             record.clearRotation()
