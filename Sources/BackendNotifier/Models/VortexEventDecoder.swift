@@ -122,10 +122,11 @@ public struct VortexEventDecoder: Sendable {
             if let fixed { return .decoded(fixed, Self.event(fixed, from: object, requiringMetadata: requiringMetadata)) }
             // The kind from the bytes: a string is made only for a spelling that is not a kind's own.
             let spelled = object.member("eventType").map { FlatJSONDecoder.Value.scalar($0, object.bytes) }
-            let kind =
-                spelled?.plainStringBytes.flatMap(VortexEventKind.init(eventTypeBytes:))
-                ?? object.string("eventType").flatMap(VortexEventKind.init(eventType:))
-            guard let kind else { return .unknownKind(object.string("eventType")) }
+            if let kind = spelled?.plainStringBytes.flatMap(VortexEventKind.init(eventTypeBytes:)) {
+                return .decoded(kind, Self.event(kind, from: object, requiringMetadata: requiringMetadata))
+            }
+            let eventType = object.string("eventType")
+            guard let kind = eventType.flatMap(VortexEventKind.init(eventType:)) else { return .unknownKind(eventType) }
             return .decoded(kind, Self.event(kind, from: object, requiringMetadata: requiringMetadata))
         }
         switch fast {
