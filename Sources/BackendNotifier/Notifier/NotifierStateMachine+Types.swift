@@ -68,29 +68,6 @@ extension NotifierStateMachine {
         case resume(operation: Int)
     }
 
-    /// A switch in progress.
-    struct Switch: Equatable, Sendable {
-        enum Stage: Equatable, Sendable {
-            /// The new runs subscribe while the old ones deliver; `waiting` are not live yet.
-            case preparing(waiting: Set<Upstream>)
-            /// Cut over; the old transport is being disconnected.
-            case releasing(old: TransportRef, token: Int, cutOverAt: Date)
-            /// Given up; the new transport is being disconnected.
-            case abandoning(token: Int, error: RealtimeError)
-        }
-
-        let operation: Int
-        let id: Int
-        let target: TransportRef
-        let reason: TransportSwitchReason
-        let startedAt: Date
-        /// The new runs.
-        var prepared: [Upstream: Run] = [:]
-        /// Whether the old transport stayed live for every upstream through the overlap (then nothing can be missing).
-        var oldIntact = true
-        var stage: Stage
-    }
-
     /// The operation running.
     enum Operation: Equatable, Sendable {
         case none
@@ -98,6 +75,7 @@ extension NotifierStateMachine {
         case updating(operation: Int, token: Int, signedOut: Bool)
         /// The active transport is being disconnected after the background grace delay.
         case suspending(token: Int)
-        case switching(Switch)
+        /// A make-before-break switch.
+        case switching(TransportSwitch)
     }
 }

@@ -112,18 +112,9 @@ struct NotifierStateMachine: Sendable {
     private mutating func unobserved(_ upstream: Upstream, now: Date) {
         demand.remove(upstream)
         if let run = runs.removeValue(forKey: upstream) { act(.stopUpstream(run.id)) }
-        if case .switching(var change) = operation, case .preparing(var waiting) = change.stage,
-            let run = change.prepared.removeValue(forKey: upstream)
-        {
-            act(.stopUpstream(run.id))
-            let wasWaiting = waiting.remove(upstream) != nil
-            change.stage = .preparing(waiting: waiting)
-            operation = .switching(change)
-            if change.prepared.isEmpty {
-                cutOver(now: now)
-            } else if wasWaiting && waiting.isEmpty {
-                settle()
-            }
+        if let dropped = updateSwitch({ $0.drop(upstream) }) {
+            act(.stopUpstream(dropped.run))
+            proceed(dropped.progress, now: now)
         }
         refreshState(now: now)
     }
@@ -157,16 +148,7 @@ struct NotifierStateMachine: Sendable {
     // MARK: Runs
 
     private mutating func upstreamLive(_ id: RunID, now: Date) {
-        if case .switching(var change) = operation, case .preparing(var waiting) = change.stage,
-            change.prepared[id.upstream]?.id == id
-        {
-            change.prepared[id.upstream]?.live = true
-            guard waiting.remove(id.upstream) != nil else { return }
-            change.stage = .preparing(waiting: waiting)
-            operation = .switching(change)
-            if waiting.isEmpty { settle() }
-            return
-        }
+        if let progress = updateSwitch({ $0.runLive(id) }) { return proceed(progress, now: now) }
         guard let run = runs[id.upstream], run.id == id else { return }
         runs[id.upstream]?.live = true
         if let since = resumeGaps.removeValue(forKey: id.upstream) {
@@ -177,10 +159,7 @@ struct NotifierStateMachine: Sendable {
     }
 
     private mutating func upstreamEnded(_ id: RunID, error: RealtimeError?, now: Date) {
-        if case .switching(let change) = operation, case .preparing = change.stage, change.prepared[id.upstream]?.id == id {
-            abandonSwitch(error ?? .disconnected)
-            return
-        }
+        if case .switching(let change) = operation, change.isPrepared(id) { return abandonSwitch(error ?? .disconnected) }
         guard let run = runs[id.upstream], run.id == id else { return }
         runs[id.upstream] = nil
         act(.stopUpstream(id))
@@ -197,7 +176,7 @@ struct NotifierStateMachine: Sendable {
             session = .ended(identity)
             stopUpstreams()
             // The new transport would be refused the same way: give the switch up.
-            if case .switching(let change) = operation, case .preparing = change.stage { abandonSwitch(error) }
+            abandonSwitch(error)
             if case .signedOut = error { emit(.signedOut) } else { emit(.sessionExpired) }
         default:
             emit(.streamFailed(stream: id.upstream.rawValue, transport: run.transport.name, error: error))
@@ -330,7 +309,6 @@ struct NotifierStateMachine: Sendable {
         case .networkError:
             break  // the limit is the status's (above)
         case .switchTimeout:
-            guard case .switching(let change) = operation, case .preparing = change.stage else { return }
             abandonSwitch(.connectionTimedOut(settings.switchTimeout))
         case .switchSettle:
             cutOver(now: now)
@@ -390,20 +368,18 @@ struct NotifierStateMachine: Sendable {
         }
         endOverlap()
         serial += 1
-        var change = Switch(operation: id, id: serial, target: target, reason: reason, startedAt: now, stage: .preparing(waiting: []))
-        if status.isTransportDown { change.oldIntact = false }
+        var change = TransportSwitch(
+            operation: id, id: serial, target: target, reason: reason, startedAt: now, oldTransportDown: status.isTransportDown)
         if lifecycle == .foreground, session.allowsRuns {
             for upstream in Upstream.allCases where demand.contains(upstream) {
                 let old = runs[upstream]
-                if old?.live != true { change.oldIntact = false }
                 // The old run records what it delivers from now on, before the new one can receive anything.
                 act(.beginOverlap(switch: change.id, upstream: upstream, old: old?.id, from: active, to: target))
                 let run = newRun(upstream, on: target)
-                change.prepared[upstream] = run
+                change.prepare(run, replacing: old)
                 act(.startUpstream(RunStart(run: run.id, transport: target, identity: identity, delivery: .held(switch: change.id))))
             }
         }
-        change.stage = .preparing(waiting: Set(change.prepared.keys))
         operation = .switching(change)
         if change.prepared.isEmpty {
             cutOver(now: now)
@@ -413,10 +389,23 @@ struct NotifierStateMachine: Sendable {
     }
 
     /// The old transport may have missed events during the overlap (it was not live, or a run of it ended).
-    private mutating func markOldBroken() {
-        guard case .switching(var change) = operation, case .preparing = change.stage, change.oldIntact else { return }
-        change.oldIntact = false
-        operation = .switching(change)
+    private mutating func markOldBroken() { updateSwitch { $0.oldBroke() } }
+
+    /// Applies `body` to the switch in progress; `nil` when there is none.
+    @discardableResult
+    private mutating func updateSwitch<Result>(_ body: (inout TransportSwitch) -> Result?) -> Result? {
+        guard case .switching(var change) = operation else { return nil }
+        defer { operation = .switching(change) }
+        return body(&change)
+    }
+
+    /// Does what a change to the switch's new runs leaves to do.
+    private mutating func proceed(_ progress: TransportSwitch.Progress, now: Date) {
+        switch progress {
+        case .waiting: break
+        case .allLive: settle()
+        case .nothingPrepared: cutOver(now: now)
+        }
     }
 
     /// Every new subscription is live: the old transport goes on delivering for `switchSettle`, for events published
@@ -429,7 +418,7 @@ struct NotifierStateMachine: Sendable {
 
     /// The old runs stop and the new ones deliver, in one step.
     private mutating func cutOver(now: Date) {
-        guard case .switching(var change) = operation, case .preparing = change.stage else { return }
+        guard case .switching(var change) = operation, change.isPreparing else { return }
         cancel(.switchTimeout)
         cancel(.switchSettle)
         act(.cutOver(switch: change.id))
@@ -447,19 +436,14 @@ struct NotifierStateMachine: Sendable {
             arm(.overlapEnd, after: settings.overlapDeduplication)
         }
         let token = nextToken()
-        change.stage = .releasing(old: old, token: token, cutOverAt: now)
+        change.release(old, token: token, cutOverAt: now)
         operation = .switching(change)
         act(.disconnect(transport: old.id, token: token))
     }
 
     /// The old transport is disconnected: report the switch.
-    private mutating func switched(_ change: Switch, from old: TransportRef, cutOverAt: Date, now: Date) {
-        // A requested switch over a live old transport delivered everything: an empty window. Otherwise the
-        // transports' gap rule: from a safety margin before the switch began to the end of the switch.
-        let gap =
-            change.reason == .requested && change.oldIntact
-            ? GapWindow(start: cutOverAt, end: cutOverAt)
-            : GapWindow(start: change.startedAt.addingTimeInterval(-settings.gapSafetyMargin), end: now)
+    private mutating func switched(_ change: TransportSwitch, from old: TransportRef, cutOverAt: Date, now: Date) {
+        let gap = change.gap(cutOverAt: cutOverAt, now: now, safetyMargin: settings.gapSafetyMargin)
         act(.metric(.transportSwitch(from: old.name, to: change.target.name)))
         log(.info, "switched transport", ["from": old.name, "to": change.target.name, "gap": "\(gap)"])
         emit(.transportSwitched(from: old.name, to: change.target.name, gap: gap, reason: change.reason))
@@ -470,17 +454,14 @@ struct NotifierStateMachine: Sendable {
 
     /// The new transport did not get live (timeout, a subscription failed, the session ended): the old one stays.
     private mutating func abandonSwitch(_ error: RealtimeError) {
-        guard case .switching(var change) = operation, case .preparing = change.stage else { return }
+        guard case .switching(var change) = operation, change.isPreparing else { return }
         cancel(.switchTimeout)
         cancel(.switchSettle)
-        for upstream in Upstream.allCases {
-            if let run = change.prepared.removeValue(forKey: upstream) { act(.stopUpstream(run.id)) }
-        }
+        let token = nextToken()
+        for run in change.abandon(token: token, error: error) { act(.stopUpstream(run)) }
+        operation = .switching(change)
         act(.endOverlap(switch: change.id))
         log(.warning, "transport switch abandoned", ["to": change.target.name, "error": "\(error)"])
-        let token = nextToken()
-        change.stage = .abandoning(token: token, error: error)
-        operation = .switching(change)
         act(.disconnect(transport: change.target.id, token: token))
     }
 
@@ -509,9 +490,7 @@ struct NotifierStateMachine: Sendable {
         case .updating(let id, _, _):
             act(.completeOperation(id))
         case .switching(let change):
-            for upstream in Upstream.allCases {
-                if let run = change.prepared[upstream] { act(.stopUpstream(run.id)) }
-            }
+            for run in change.preparedRunIDs { act(.stopUpstream(run)) }
             if case .releasing(let old, _, _) = change.stage {
                 act(.disconnect(transport: old.id, token: nextToken()))
                 act(.completeOperation(change.operation))
