@@ -144,9 +144,12 @@ final class AppSyncState: TransportSession {
                 rotationProgress(&values, &effects)
             } else if values.primary == nil {
                 values.primary = id
+                // Each is confirmed again on the new link. None should still be live (losing the primary interrupted
+                // them all); one that is reports a gap then, rather than nothing.
+                let lostAt = wallClock.now().addingTimeInterval(-margin)
                 for key in values.subscriptions.keys {
                     values.subscriptions[key]?.deliveringOn = id
-                    values.subscriptions[key]?.isLive = false
+                    values.subscriptions[key]?.interrupt(at: lostAt)
                 }
                 states.update(.connected)
             } else {

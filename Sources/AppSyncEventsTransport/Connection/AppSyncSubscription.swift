@@ -9,12 +9,8 @@ struct AppSyncSubscription: SubscriptionRecord {
     let sink: SubscriptionSink
     /// The link whose `data` for this id reaches the consumer.
     var deliveringOn: Int?
-    /// Confirmed on `deliveringOn`.
-    var isLive = false
-    /// Whether it was ever live (a later confirmation reports `resumed`).
-    var everLive = false
-    /// When the subscription stopped being live: the last frame of the lost link, minus the safety margin.
-    var interruptedAt: Date?
+    /// Whether it is confirmed on `deliveringOn`.
+    var liveness = SubscriptionLiveness.pending
     /// Refused as unauthorized since it was last live (0 or 1): the retry is sent with refreshed credentials, and a
     /// second refusal fails the subscription.
     var authRefusals = 0

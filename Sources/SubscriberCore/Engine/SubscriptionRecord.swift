@@ -6,31 +6,46 @@ import Foundation
 package protocol SubscriptionRecord {
     /// Where its events go.
     var sink: SubscriptionSink { get }
+    /// Whether it is confirmed on the link that carries it, and what its next confirmation reports.
+    var liveness: SubscriptionLiveness { get set }
+}
+
+/// Whether a subscription is confirmed on the link that carries it, and what its next confirmation reports.
+package enum SubscriptionLiveness: Equatable, Sendable {
+    /// Never confirmed: the first confirmation reports `live`.
+    case pending
     /// Confirmed on the link that carries it.
-    var isLive: Bool { get set }
-    /// Whether it was ever live (then a later confirmation reports `resumed`).
-    var everLive: Bool { get set }
-    /// When it stopped being live: the last frame of the lost link, minus the safety margin.
-    var interruptedAt: Date? { get set }
+    case live
+    /// The link that carried it was lost at `since` (its last frame, minus the safety margin) after it had been live:
+    /// the next confirmation reports `resumed(gap:)` from then.
+    case interrupted(since: Date)
 }
 
 extension SubscriptionRecord {
+    /// Confirmed on the link that carries it.
+    package var isLive: Bool { liveness == .live }
+
     /// Marks it live at `now`: `.live` the first time, `.resumed(gap:)` after an interruption, nothing otherwise.
     package mutating func confirm(now: Date) -> SessionEffect? {
-        guard !isLive else { return nil }
-        isLive = true
-        defer { everLive = true }
-        if let start = interruptedAt {
-            interruptedAt = nil
+        switch liveness {
+        case .live:
+            return nil
+        case .pending:
+            liveness = .live
+            return .yield(sink, .live)
+        case .interrupted(let start):
+            liveness = .live
             return .yield(sink, .resumed(gap: GapWindow(start: start, end: now)))
         }
-        return everLive ? nil : .yield(sink, .live)
     }
 
     /// The link that carried it was lost at `lostAt`: it stops being live, and a gap opens if it ever was (the earliest
     /// loss wins when links are lost one after another before it is live again).
     package mutating func interrupt(at lostAt: Date) {
-        if everLive { interruptedAt = min(interruptedAt ?? lostAt, lostAt) }
-        isLive = false
+        switch liveness {
+        case .pending: break
+        case .live: liveness = .interrupted(since: lostAt)
+        case .interrupted(let since): liveness = .interrupted(since: min(since, lostAt))
+        }
     }
 }
