@@ -200,6 +200,26 @@ struct NotifierStateMachineTests {
         #expect(script.on(.observed(.revoke)) == [])
     }
 
+    @Test("signing out again while signed out, with observers waiting, completes at once: one signedOut, no disconnect")
+    func signOutTwice() {
+        let script = Script()
+        script.given(.observed(.role), .updateRequested(Self.signedOut, operation: 1), .disconnected(token: 3))
+        #expect(script.on(.updateRequested(Self.signedOut, operation: 2)) == [.completeOperation(2)])
+    }
+
+    @Test("a new identity after the foreground does not inherit the suspension's gap: its streams report live")
+    func updateAfterForeground() {
+        let script = Script()
+        script.given(.observed(.role), .enteredBackground, .timerFired(.backgroundGrace, token: 3), .disconnected(token: 4))
+        script.given(.enteredForeground(operation: 1), .updateRequested(Self.user2, operation: 2))
+        let started = script.on(.disconnected(token: 7)).compactMap { action -> Machine.RunID? in
+            guard case .startUpstream(let start) = action, start.identity == Self.user2 else { return nil }
+            return start.run
+        }
+        #expect(started == [Self.run(.role, 8)])
+        #expect(script.on(.upstreamLive(Self.run(.role, 8))) == [.emit(.live(stream: "role", transport: "appsync"))])
+    }
+
     @Test("operations queue in arrival order: an update during an update runs when it has finished")
     func updatesQueue() {
         let script = Script()
