@@ -67,11 +67,29 @@ struct ConnectionStatusTests {
                 .metric(.connected(seconds: 2.5, transport: "appsync")), .metric(.reconnect(transport: "appsync")),
             ])
         #expect(script.state(.connected, at: 4) == [])
+        #expect(script.state(.connected, at: 5) == [], "connected again: the connection still counts from 4")
         #expect(
             script.step { $0.stopFollowing(Self.appsync, now: Self.start.addingTimeInterval(6), &$1) } == [
                 .stopFollowingStates, .metric(.connected(seconds: 2, transport: "appsync")),
             ])
         #expect(script.step { $0.stopFollowing(Self.appsync, now: Self.start, &$1) } == [], "not following any more")
+    }
+
+    @Test("the transport is down while connecting, reconnecting or disconnected, whatever the reason")
+    func transportDown() {
+        var script = Script()
+        #expect(!script.status.isTransportDown, "nothing followed")
+        _ = script.step { $0.follow(0, &$1) }
+        #expect(!script.status.isTransportDown, "idle: nothing was carried")
+        let states: [(ConnectionState, Bool)] = [
+            (.connecting, true), (.connected, false), (.reconnecting(attempt: 1, delay: .seconds(1)), true), (.connected, false),
+            (.disconnected(.requested), true), (.disconnected(.failed(.disconnected)), true), (.disconnected(.signedOut), true),
+            (.disconnected(.sessionExpired), true), (.idle, false),
+        ]
+        for (state, down) in states {
+            _ = script.state(state)
+            #expect(script.status.isTransportDown == down, "\(state)")
+        }
     }
 
     @Test("the public state: suspended in the background, offline without a session, else the transport's")
