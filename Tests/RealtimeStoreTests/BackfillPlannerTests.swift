@@ -45,6 +45,35 @@ struct BackfillPlannerTests {
         #expect(planner.handle(.callSucceeded(id: 3, now: Self.at(32))) == [.stale(false)])
     }
 
+    @Test("interrupted: stale, and no call (not even one due) until a window is reported, which reaches back to the interruption")
+    func interruptedHoldsCalls() {
+        var planner = Self.current()
+        _ = planner.handle(.windowOpened(Self.window(10, 20)))
+        #expect(planner.handle(.interrupted(since: Self.at(21))) == [])
+        #expect(planner.handle(.callSucceeded(id: 2, now: Self.at(22))) == [], "what is missing since 21 waits for its window")
+        #expect(planner.isStale)
+        #expect(planner.handle(.windowOpened(Self.window(30, 40))) == [.call(id: 3, since: Self.at(21))])
+        #expect(planner.handle(.callSucceeded(id: 3, now: Self.at(41))) == [.stale(false)])
+    }
+
+    @Test("a reset after an interruption calls at once: a new identity is not held by the old one's interruption")
+    func resetAfterInterruption() {
+        var planner = Self.current()
+        #expect(planner.handle(.interrupted(since: Self.at(5))) == [.stale(true)])
+        #expect(planner.handle(.reset(now: Self.at(6))) == [.call(id: 2, since: .distantPast)])
+    }
+
+    @Test("a retry of a call voided by a reset is ignored when it comes due; the current retry still runs")
+    func staleRetry() {
+        var planner = Self.current()
+        _ = planner.handle(.windowOpened(Self.window(10, 20)))
+        _ = planner.handle(.callFailed(id: 2, error: "503"))
+        _ = planner.handle(.reset(now: Self.at(21)))
+        _ = planner.handle(.callFailed(id: 3, error: "503"))
+        #expect(planner.handle(.retryDue(id: 2, now: Self.at(22))) == [], "the voided call's retry")
+        #expect(planner.handle(.retryDue(id: 3, now: Self.at(23))) == [.call(id: 4, since: .distantPast)])
+    }
+
     @Test("a failed call is reported and retried with doubling delays up to the maximum; the window stays open")
     func failureAndRetry() {
         var planner = Self.current()

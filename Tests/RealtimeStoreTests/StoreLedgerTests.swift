@@ -40,6 +40,16 @@ struct StoreLedgerTests {
         #expect(ledger.snapshot.devices["t-1"]?.presence?.origin == .live)
     }
 
+    @Test("of two different events with the same instant, the later applied wins")
+    func sameInstant() {
+        var ledger = StoreLedger()
+        _ = ledger.apply(Self.presence("t-1", online: true, at: 10), origin: .live)
+        #expect(
+            ledger.apply(Self.presence("t-1", online: false, at: 10), origin: .backfill)
+                == .applied(.init(kind: .devicePresence, name: "t-1")))
+        #expect(ledger.snapshot.devices["t-1"]?.presence?.payload.online == false)
+    }
+
     @Test("without a timestamp on either side: live events replace (they arrive in order); a backfill only fills an empty slot")
     func withoutTimestamp() {
         var ledger = StoreLedger()
