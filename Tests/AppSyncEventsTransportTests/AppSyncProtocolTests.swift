@@ -151,6 +151,27 @@ struct AppSyncProtocolTests {
         await harness.transport.disconnect()
     }
 
+    @Test("a broadcast_error without an id is a reported loss for every subscription on the link")
+    func broadcastErrorWithoutID() async throws {
+        let harness = try AppSyncHarness()
+        let first = await harness.subscribe("default/a")
+        let second = await harness.subscribe("default/b")
+        let connection = try await harness.acceptConnection()
+        for channel in ["default/a", "default/b"] {
+            let id = try await AppSyncHarness.expectSubscribe(on: connection, channel: channel)
+            connection.emit(#"{"type":"subscribe_success","id":"\#(id)"}"#)
+        }
+        #expect(try await first.next() == .live)
+        #expect(try await second.next() == .live)
+        connection.emit(#"{"type":"broadcast_error","errors":[{"errorType":"LimitExceededError","message":"dropped"}]}"#)
+        for probe in [first, second] {
+            guard case .lost(let loss) = try await probe.next() else { Issue.record("expected a loss report"); return }
+            #expect(loss.reason == .serverError && loss.count == 1)
+        }
+        #expect(!connection.isClosed)
+        await harness.transport.disconnect()
+    }
+
     @Test("cancelling a stream sends unsubscribe; the last one closes the connection")
     func cancelUnsubscribesAndClosesWhenIdle() async throws {
         let harness = try AppSyncHarness()
