@@ -105,6 +105,13 @@ struct LinkStateMachineTests {
                 .due(250, [.fail(.keepAliveTimeout(.seconds(130)))]),
             ]),
         LivenessScript(
+            name: "AppSync answering pings: a learned ka interval does not shorten the watchdog; answered pings judge the link",
+            steps: [
+                .ack(0, appSync, pingNow: true), .ka(0), .pong(0), .ka(60), .ka(120), .pong(120), .next(150),
+                .due(150, [.sendPing]), .pong(150), .due(182, [.sendPing]), .pong(182), .due(212, [.sendPing]), .pong(212),
+                .due(242, [.sendPing]), .pong(242), .due(250, []), .next(272),
+            ]),
+        LivenessScript(
             name: "the learned ka window is never later than connectionTimeoutMs",
             steps: [
                 .ack(0, .serverKeepAlive(.seconds(100)), pingNow: true), .ka(0), .due(10, [.pingsIgnored]),
