@@ -73,6 +73,10 @@ def main():
                 print("        no test fails: add one that pins this behaviour down")
             elif outcome == "stale":
                 print("        %s: update scripts/mutants.json" % detail)
+    # The last build was a mutant's: build the restored tree, so `swift test --skip-build` tests what is on disk.
+    if mutants and subprocess.run(["swift", "build", "--build-tests"], cwd=ROOT, capture_output=True).returncode != 0:
+        print("the restored tree does not build")
+        problems += 1
     print("%d mutants, %d problems" % (len(mutants), problems))
     return 1 if problems else 0
 

@@ -39,6 +39,33 @@ struct DeliveryBatchTests {
         #expect(try await withTestTimeout(5, "the consumer") { try await consumer.value } == (1...10).map(event))
     }
 
+    @Test("losses reported from many threads at once are all counted: none falls between a report and the next")
+    func concurrentLossesAllCounted() async throws {
+        let (reader, sink) = SubscriptionSink.make(bufferLimit: 1_000_000, label: "losses", logger: Self.logger)
+        let reporters = 8
+        let each = 5_000
+        // Threads, not tasks: the race is between two lock acquisitions of one report, which needs real parallelism.
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<reporters {
+                group.addTask {
+                    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                        Thread.detachNewThread {
+                            for _ in 0..<each { sink.reportLoss(count: 1, reason: .serverError) }
+                            done.resume()
+                        }
+                    }
+                }
+            }
+        }
+        sink.finish()
+        var reported = 0
+        var batch: [SubscriptionEvent] = []
+        while try await reader.next(into: &batch) {
+            for case .lost(let loss) in batch { reported += loss.count }
+        }
+        #expect(reported == reporters * each)
+    }
+
     @Test(
         "the consumer takes the whole queue at once: a full queue fits again behind what it took; beyond that the newest drop and are reported"
     )

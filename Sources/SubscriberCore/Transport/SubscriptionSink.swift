@@ -117,22 +117,24 @@ package final class SubscriptionSink: Sendable {
     }
 
     /// Yields the pending loss report if there is room (or anyway, `beyondLimit`); `false` if the buffer is still full.
+    ///
+    /// The pending loss is taken out under the lock before it is reported: two threads flushing at once would otherwise
+    /// both report it (a loss counted twice). A report that finds the buffer full goes back, ahead of what was recorded
+    /// meanwhile.
     private func flushLoss(beyondLimit: Bool = false) -> Bool {
-        guard let loss = pending.withLock({ $0 }) else { return true }
+        guard let loss = pending.withLock({ $0.take() }) else { return true }
         let report = LossReport(
             count: loss.count, window: GapWindow(start: loss.first.addingTimeInterval(-margin), end: loss.last), reason: loss.reason)
         switch beyondLimit ? buffer.enqueueBeyondLimit(.lost(report)) : buffer.enqueue(.lost(report)) {
         case .enqueued, .terminated:
-            pending.withLock { current in
-                // Losses recorded meanwhile (another task) stay pending beyond what was reported.
-                if let now = current, now.count > loss.count {
-                    current = PendingLoss(count: now.count - loss.count, first: loss.last, last: now.last, reason: now.reason)
-                } else {
-                    current = nil
-                }
-            }
             return true
         case .dropped:
+            pending.withLock { current in
+                current =
+                    current.map { later in
+                        PendingLoss(count: loss.count + later.count, first: loss.first, last: later.last, reason: loss.reason)
+                    } ?? loss
+            }
             return false
         }
     }
