@@ -1,8 +1,8 @@
 import BackendNotifier
 
-/// A kind the store can backfill, typed by what the app's backfill returns: ``RealtimeStore/backfill(_:_:)`` takes
-/// `.devicePresence` with a function returning `[DevicePresenceOutput]`, and so on, so a function cannot be registered
-/// for the wrong kind. Archive events are history, not state: the store neither holds nor backfills them.
+/// A kind of event the store follows, typed by its payload: ``RealtimeStore/backfill(_:_:)`` takes `.devicePresence`
+/// with a function returning `[DevicePresenceOutput]`, and ``RealtimeStore/values(_:)`` gives `.devicePresence`'s
+/// values as `DevicePresenceOutput`s, and so on, so a function cannot be registered for the wrong kind.
 public struct BackfillKind<Output: VortexEventPayload>: Sendable {
     let kind: VortexEventKind
     let wrap: @Sendable (Output) -> VortexEvent
@@ -21,6 +21,13 @@ extension BackfillKind where Output == DeviceRecordingOutput {
 extension BackfillKind where Output == DeviceFirmwareOutput {
     /// Device firmware update state.
     public static var deviceFirmware: Self { Self(kind: .deviceFirmware, wrap: VortexEvent.deviceFirmware) }
+}
+
+extension BackfillKind where Output == ArchiveStateOutput {
+    /// Archive state changes. They are history, not state: the store holds none of them, and its value stream
+    /// (``RealtimeStore/values(_:)``) delivers each one once, live or backfilled. Windows of the archive stream are
+    /// tracked (``RealtimeStore/isStale(_:)``) and backfilled only once an archive backfill is registered.
+    public static var archiveState: Self { Self(kind: .archiveState, wrap: VortexEvent.archiveState) }
 }
 
 extension BackfillKind where Output == LicenseStateOutput {

@@ -33,7 +33,7 @@ public final class RealtimeStore {
     /// The user's newest token revocation.
     public private(set) var tokenRevocation: StoreValue<UserTokenRevokeOutput>?
     /// The kinds with a window open and not yet backfilled.
-    public private(set) var staleKinds: Set<VortexEventKind> = Set(StoreFeed.kinds)
+    public private(set) var staleKinds: Set<VortexEventKind> = Set(StoreFeed.stateKinds)
     /// The newest backfill failure (it is being retried), or `nil`.
     public private(set) var lastBackfillFailure: BackfillFailure?
     /// What the store did with what it was fed.
@@ -68,6 +68,28 @@ public final class RealtimeStore {
         let wrap = kind.wrap
         feed.register(kind.kind) { since in try await fetch(since).map(wrap) }
     }
+
+    /// The values of `kind` the store takes from now on, live or backfilled, each saying which, in the order it took
+    /// them, off the main actor and one by one (not in batches): the notifier's stream of that kind with the
+    /// backfills' results merged in.
+    ///
+    /// - State kinds (presence, recording, firmware, licence, plan, AI settings): a value is delivered when it becomes
+    ///   its entity's newest; a backfilled value older than one already delivered, or equal to it, is not.
+    /// - Event kinds (archive, role change, revocation): each event is delivered once, live or backfilled, even an older
+    ///   one that was missed (the store's ``roleChange`` still keeps the newest). Events have no id: an event is the same
+    ///   when its whole payload is (the newest 4,096 per identity are remembered).
+    /// - A reader that falls behind by ``StoreConfiguration/valueBufferLimit`` values gets those, then the stream
+    ///   throws ``RealtimeStoreError/readerFellBehind(kind:limit:)``: nothing is dropped silently. Values follow the
+    ///   store's identity. The stream ends when the calling task's iteration is cancelled.
+    public nonisolated func values<Output>(_ kind: BackfillKind<Output>) -> AsyncThrowingStream<StoreValue<Output>, any Error> {
+        feed.values(kind.kind, as: Output.self)
+    }
+
+    /// Every backfill failure as it happens, for a log or an alert that must see each one (``lastBackfillFailure``
+    /// holds only the newest, and a view sees it at most once per flush). Each failure is retried; its kind stays stale
+    /// until a call succeeds. A reader that falls behind by 100 failures keeps the newest 100
+    /// (``StoreStatistics/backfillFailures`` counts them all). Ends when the calling task's iteration is cancelled.
+    public nonisolated func backfillFailures() -> AsyncStream<BackfillFailure> { feed.backfillFailures() }
 
     /// A signal after each batch reaches the store (and after an identity change empties it), for code that is not a
     /// view (UIKit, a command-line tool): read the store after each element. A reader that falls behind gets one
@@ -110,7 +132,7 @@ public final class RealtimeStore {
         organization = OrganizationState()
         roleChange = nil
         tokenRevocation = nil
-        staleKinds = Set(StoreFeed.kinds)
+        staleKinds = Set(StoreFeed.stateKinds)
         lastBackfillFailure = nil
         signalChange()
         _ = await readersStopped?.wait()

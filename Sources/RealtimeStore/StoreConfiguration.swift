@@ -6,10 +6,16 @@ public struct StoreConfiguration: Sendable, Equatable {
     public var flushInterval: Duration
     /// How failed backfills are retried.
     public var backfillPolicy: BackfillPolicy
+    /// How many values a reader of ``RealtimeStore/values(_:)`` may fall behind by before its stream ends with
+    /// ``RealtimeStoreError/readerFellBehind(kind:limit:)``. Default 1,000; at least 1.
+    public var valueBufferLimit: Int
 
     /// Creates a configuration.
-    public init(flushInterval: Duration = .milliseconds(16), backfillPolicy: BackfillPolicy = BackfillPolicy()) {
+    public init(
+        flushInterval: Duration = .milliseconds(16), backfillPolicy: BackfillPolicy = BackfillPolicy(), valueBufferLimit: Int = 1_000
+    ) {
         self.flushInterval = flushInterval
         self.backfillPolicy = backfillPolicy
+        self.valueBufferLimit = max(1, valueBufferLimit)
     }
 }

@@ -9,11 +9,27 @@ final class StoreFeed: Sendable {
     typealias Fetch = @Sendable (Date) async throws -> [VortexEvent]
     typealias Job = @Sendable () async -> Void
 
-    /// The kinds the store holds (archive events are history, not state).
-    static let kinds = VortexEventKind.allCases.filter { $0 != .archiveState }
+    /// The kinds the store follows and backfills.
+    static let kinds = VortexEventKind.allCases
+    /// The kinds it holds (archive events are history, not state), stale until loaded.
+    static let stateKinds = kinds.filter { $0 != .archiveState }
+
+    /// One reader of ``RealtimeStore/values(_:)``.
+    struct ValueReader: Sendable {
+        enum Queued { case queued, full, gone }
+        /// Queues a delivered event without waking the consumer (called under the feed's lock, in delivery order).
+        let enqueue: @Sendable (VortexEvent, StoreOrigin) -> Queued
+        /// Wakes the consumer (after the lock is released).
+        let signal: @Sendable () -> Void
+        /// Ends the stream after what it queued: the reader fell behind.
+        let fellBehind: @Sendable () -> Void
+    }
 
     private struct State {
         var ledger = StoreLedger()
+        var delivered = DeliveredEvents()
+        var readers: [VortexEventKind: [Int: ValueReader]] = [:]
+        var nextReader = 0
         var planners: [VortexEventKind: BackfillPlanner]
         var fetches: [VortexEventKind: Fetch] = [:]
         /// Bumped by every identity change: what an older generation read or fetched is dropped.
@@ -31,6 +47,9 @@ final class StoreFeed: Sendable {
         var stale: Set<VortexEventKind> = []
         var statistics = StoreStatistics()
         var failure: BackfillFailure?
+        /// Failures not yet handed to the readers of ``backfillFailures()`` (handed after the lock is released).
+        var failureReports: [BackfillFailure] = []
+        var failureReaders: [Int: AsyncStream<BackfillFailure>.Continuation] = [:]
         var jobs: AsyncStream<Job>.Continuation?
         var wake: AsyncStream<Void>.Continuation?
     }
@@ -118,6 +137,7 @@ final class StoreFeed: Sendable {
                 read(await notifier.aiSettingsValues(), VortexEvent.aiSettings)
                 read(await notifier.roleValues(), VortexEvent.roleChanged)
                 read(await notifier.revokeValues(), VortexEvent.tokenRevoked)
+                read(await notifier.archiveValues(), VortexEvent.archiveState)
                 while let changed = await group.next(), !changed {}
                 group.cancelAll()
             }
@@ -163,6 +183,7 @@ final class StoreFeed: Sendable {
             state.ready = OneShotSignal()
             state.changing = OneShotSignal()
             state.ledger = StoreLedger()
+            state.delivered = DeliveredEvents()
             state.interruptedStreams = [:]
             state.failure = nil
             state.changed.formUnion(.all)
@@ -195,13 +216,17 @@ final class StoreFeed: Sendable {
 
     // MARK: Events
 
-    /// Applies events of the current generation (`origin` live or backfill).
+    /// Applies events of the current generation (`origin` live or backfill), and delivers to the value streams what
+    /// is new: for the state kinds what the ledger applied, for the event kinds what was not delivered before.
     func apply(_ events: [VortexEvent], origin: StoreOrigin, generation: Int) {
-        let wake = state.withLock { state -> AsyncStream<Void>.Continuation? in
-            guard state.generation == generation else { return nil }
+        let (wake, woken, behind) = state.withLock { state -> (AsyncStream<Void>.Continuation?, [ValueReader], [ValueReader]) in
+            guard state.generation == generation else { return (nil, [], []) }
             let wasClean = state.changed.isEmpty
+            var woken: [Int: ValueReader] = [:]
+            var behind: [ValueReader] = []
             for event in events {
-                switch state.ledger.apply(event, origin: origin) {
+                let outcome = state.ledger.apply(event, origin: origin)
+                switch outcome {
                 case .applied(let entity):
                     state.statistics.applied += 1
                     if !state.changedEntities.insert(entity).inserted { state.statistics.merged += 1 }
@@ -214,10 +239,61 @@ final class StoreFeed: Sendable {
                     state.changed.insert(.statistics)
                 case .notKept: break
                 }
+                let isNew: Bool
+                if let identity = DeliveredEvents.Identity(event) {
+                    isNew = state.delivered.firstDelivery(identity)
+                    // An archive event has no ledger entry: a repeat is counted here.
+                    if !isNew, outcome == .notKept {
+                        state.statistics.duplicates += 1
+                        state.changed.insert(.statistics)
+                    }
+                } else {
+                    if case .applied = outcome { isNew = true } else { isNew = false }
+                }
+                guard isNew, let readers = state.readers[event.kind] else { continue }
+                for (id, reader) in readers {
+                    switch reader.enqueue(event, origin) {
+                    case .queued: woken[id] = reader
+                    case .full:
+                        state.readers[event.kind]?[id] = nil
+                        woken[id] = nil
+                        behind.append(reader)
+                    case .gone:
+                        state.readers[event.kind]?[id] = nil
+                        woken[id] = nil
+                    }
+                }
             }
-            return wasClean && !state.changed.isEmpty ? state.wake : nil
+            return (wasClean && !state.changed.isEmpty ? state.wake : nil, Array(woken.values), behind)
         }
+        // Woken and ended after the lock: resuming a consumer takes its task's lock.
+        for reader in woken { reader.signal() }
+        for reader in behind { reader.fellBehind() }
         wake?.yield()
+    }
+
+    /// A stream of the values of `kind` the store takes from now on, live or backfilled, each once, in the order taken.
+    func values<Output: VortexEventPayload>(
+        _ kind: VortexEventKind, as _: Output.Type
+    ) -> AsyncThrowingStream<StoreValue<Output>, any Error> {
+        let limit = configuration.valueBufferLimit
+        let buffer = StreamBuffer<StoreValue<Output>>(limit: limit)
+        let reader = ValueReader(
+            enqueue: { event, origin in
+                guard let payload = event.payload as? Output else { return .queued }
+                switch buffer.enqueue(StoreValue(payload: payload, instant: payload.date, origin: origin)) {
+                case .enqueued: return .queued
+                case .dropped: return .full
+                case .terminated: return .gone
+                }
+            },
+            signal: { buffer.signal() },
+            fellBehind: { buffer.finish(throwing: RealtimeStoreError.readerFellBehind(kind: kind, limit: limit)) })
+        state.withLock { state in
+            state.readers[kind, default: [:]][state.nextReader] = reader
+            state.nextReader += 1
+        }
+        return buffer.makeThrowingStream()
     }
 
     /// A window reported by the notifier opens a backfill for the kinds of its stream.
@@ -263,7 +339,7 @@ final class StoreFeed: Sendable {
         case .organization: return [.licensePhase, .plan, .aiSettings]
         case .role: return [.roleChanged]
         case .revoke: return [.tokenRevoked]
-        case .archive: return []
+        case .archive: return [.archiveState]
         case nil: return kinds
         }
     }
@@ -282,11 +358,14 @@ final class StoreFeed: Sendable {
         for action in actions {
             switch action {
             case .stale(let stale):
+                // Archives are not state: their windows count only once the app has asked for them to be healed.
+                if stale, kind == .archiveState, state.fetches[kind] == nil { continue }
                 if stale { state.stale.insert(kind) } else { state.stale.remove(kind) }
                 state.changed.insert(.stale)
             case .reportFailure(let attempt, let error):
                 state.statistics.backfillFailures += 1
                 state.failure = BackfillFailure(kind: kind, attempt: attempt, message: error)
+                state.failureReports.append(BackfillFailure(kind: kind, attempt: attempt, message: error))
                 state.changed.insert(.failure)
             case .call(let id, let since):
                 // Without a registered backfill the call is never made: the kind stays stale (nothing can heal it).
@@ -312,8 +391,25 @@ final class StoreFeed: Sendable {
     }
 
     private func start(_ jobs: [Job]) {
-        let (continuation, wake) = state.withLock { ($0.jobs, $0.changed.isEmpty ? nil : $0.wake) }
+        let (continuation, wake, failures, readers) = state.withLock { state in
+            defer { state.failureReports = [] }
+            let readers = state.failureReports.isEmpty ? [] : Array(state.failureReaders.values)
+            return (state.jobs, state.changed.isEmpty ? nil : state.wake, state.failureReports, readers)
+        }
         for job in jobs { continuation?.yield(job) }
+        for failure in failures { for reader in readers { reader.yield(failure) } }
         wake?.yield()
+    }
+
+    /// Every backfill failure from now on, as it happens.
+    func backfillFailures() -> AsyncStream<BackfillFailure> {
+        let (stream, continuation) = AsyncStream<BackfillFailure>.makeStream(bufferingPolicy: .bufferingNewest(100))
+        let id = state.withLock { state in
+            defer { state.nextReader += 1 }
+            state.failureReaders[state.nextReader] = continuation
+            return state.nextReader
+        }
+        continuation.onTermination = { [state] _ in state.withLock { $0.failureReaders[id] = nil } }
+        return stream
     }
 }

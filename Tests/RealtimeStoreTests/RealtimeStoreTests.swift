@@ -125,6 +125,8 @@ struct RealtimeStoreTests {
         let (run, upstream) = try await harness.startWithDevice(script)
         defer { run.cancel() }
         let loads = script.calls.count
+        let failures = ValueRecorder(harness.store.backfillFailures())
+        script.answer(.failure(BackfillScriptError()))
         script.answer(.failure(BackfillScriptError()))
         // The backfill returns the device's newer value, and an older one of t-1 that a live event already beat.
         script.answer(.success([StoreHarness.presence("t-1", online: false, at: 30), StoreHarness.presence("t-1", online: true, at: 5)]))
@@ -136,11 +138,13 @@ struct RealtimeStoreTests {
         try await harness.flush(until: "the retry healed the gap") { store in
             !store.isStale(.devicePresence) && store.devices["t-1"]?.presence?.payload.online == false
         }
-        #expect(script.calls.count == loads + 2)
+        #expect(script.calls.count == loads + 3)
         #expect(script.calls.dropFirst(loads).allSatisfy { $0 == gap.start })
         #expect(harness.store.devices["t-1"]?.presence?.origin == .backfill)
         #expect(harness.store.statistics.older == 1)
-        #expect(harness.store.statistics.backfillFailures == 1)
+        #expect(harness.store.statistics.backfillFailures == 2)
+        // Each failure reaches the app as it happens, though a view may only see the newest.
+        #expect(failures.values.map(\.attempt) == [1, 2])
     }
 
     @Test("another identity starts empty and stale, its streams subscribe for it, and it is loaded from the start")
