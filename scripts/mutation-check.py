@@ -67,6 +67,8 @@ def main():
                 problems += 1
             first_line = mutant["from"].strip().splitlines()[0]
             print("%-7s %2d %-8s %s: %s" % (mark, index, outcome, mutant["file"], first_line), flush=True)
+            if outcome == "killed" and expected == "killed":
+                print("        %s" % (detail[:160] or "no test reported failing: the run itself failed (a crash?)"))
             if outcome == "killed" and expected == "survived":
                 print("        marked equivalent, yet killed: the reason no longer holds (%s)" % detail[:160])
             elif outcome == "survived" and expected == "killed":
