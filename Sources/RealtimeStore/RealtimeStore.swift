@@ -113,7 +113,7 @@ public final class RealtimeStore {
     }
 
     /// Changes the notifier's identity (`userId` `nil` signs out) and starts the store afresh for it: empty, every kind
-    /// stale, then backfilled from the start. Change identity through the store, not on the notifier directly, or
+    /// stale, then backfilled from the start (signed out: nothing is fetched, and every kind stays stale). Change identity through the store, not on the notifier directly, or
     /// the store would keep the previous identity's state. Calls made at once take effect one after another, in order.
     public func update(userId: String?, organizationId: String?) async {
         let previous = identityChange
@@ -137,7 +137,7 @@ public final class RealtimeStore {
         signalChange()
         _ = await readersStopped?.wait()
         await notifier.update(userId: userId, organizationId: organizationId)
-        feed.endIdentityChange()
+        feed.endIdentityChange(signedIn: userId != nil)
     }
 
     func apply(_ batch: StoreBatch) {

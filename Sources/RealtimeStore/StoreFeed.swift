@@ -197,9 +197,11 @@ final class StoreFeed: Sendable {
     func isCurrent(_ batch: StoreBatch) -> Bool { state.withLock { $0.generation == batch.generation } }
 
     /// The notifier has the new identity: its streams are read again, and every kind is backfilled from the start.
-    func endIdentityChange() {
+    /// Signed out (`signedIn` false), nothing is fetched: every kind stays stale until someone signs in (a backfill
+    /// without an identity could only fail, and be retried for as long as nobody signs in).
+    func endIdentityChange(signedIn: Bool) {
         state.withLock { $0.ready }.fire()
-        startGeneration()
+        if signedIn { startGeneration() }
     }
 
     /// Loads everything (`since` = `Date.distantPast`) now, and again from now once each stream is live: what is

@@ -168,6 +168,37 @@ struct RealtimeStoreTests {
         #expect(harness.store.devices["t-1"] == nil)
         #expect(script.calls.filter { $0 == .distantPast }.count == 2, "each identity loaded from the start")
     }
+    @Test("sign-out empties the store and calls no backfill while signed out; signing in again loads from the start")
+    @MainActor
+    func signOutThenIn() async throws {
+        let harness = StoreHarness()
+        let script = BackfillScript()
+        let (run, first) = try await harness.startWithDevice(script)
+        defer { run.cancel() }
+        let loads = script.calls.count
+        await harness.store.update(userId: nil, organizationId: nil)
+        #expect(harness.store.devices.isEmpty)
+        #expect(harness.store.isStale(.devicePresence))
+        // Nothing of the signed-out identity is applied, and nothing is fetched while nobody is signed in.
+        first.send(json: StoreHarness.presenceJSON("t-1", online: false, at: 20))
+        for _ in 0..<20 {
+            harness.clock.advance(by: .milliseconds(16))
+            try await TestTime.pollPause()
+        }
+        #expect(harness.store.devices.isEmpty)
+        #expect(script.calls.count == loads, "no backfill without an identity")
+        await harness.store.update(userId: "u-1", organizationId: "o-1")
+        let second = try await harness.transport.waitForSubscription(
+            after: first.index, where: { $0 == .channel("vortex-app/user/u-1/device/*") })
+        second.send(.live)
+        second.send(json: StoreHarness.presenceJSON("t-3", online: true, at: 30))
+        try await harness.flush(until: "signed in again and loaded") { store in
+            store.devices["t-3"] != nil && !store.isStale(.devicePresence)
+        }
+        #expect(harness.store.devices["t-1"] == nil)
+        #expect(script.calls.filter { $0 == .distantPast }.count >= 2)
+    }
+
     @Test("an expired session: stale at once, no call meanwhile; the first live after recovery backfills from the expiry")
     @MainActor
     func expiredSession() async throws {
