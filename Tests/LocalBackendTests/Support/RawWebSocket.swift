@@ -141,12 +141,21 @@ final class RawWebSocket: Sendable {
         task.withLock { $0?.cancel() }
     }
 
+    /// What the socket had seen, for a timeout's message: a hang that happens once in many runs is diagnosed from it.
+    private static func describe(_ state: inout State) -> String {
+        let types = state.messages.suffix(5).map { text in
+            (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])?["type"] as? String ?? "?"
+        }
+        return "open: \(state.writer != nil), closed: \(state.closed), \(state.messages.count) messages unread, the last "
+            + "types \(types), failure: \(state.failure ?? "none")"
+    }
+
     private func poll<T>(_ what: String, timeout: Duration, _ check: (inout State) throws -> T?) async throws -> T {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: TestTime.scaled(timeout))
         while true {
             if let value = try state.withLock(check) { return value }
-            guard clock.now < deadline else { throw Failure.timedOut(what) }
+            guard clock.now < deadline else { throw Failure.timedOut("\(what) (\(state.withLock(Self.describe)))") }
             try await Task.sleep(for: .milliseconds(5))
         }
     }
