@@ -40,7 +40,7 @@ public final class RealtimeStore {
     public private(set) var statistics = StoreStatistics()
 
     @ObservationIgnored private let notifier: BackendNotifier
-    @ObservationIgnored private let feed: StoreFeed
+    @ObservationIgnored let feed: StoreFeed
     /// The identity change under way: the next one waits for it, so two never interleave.
     @ObservationIgnored private var identityChange: Task<Void, Never>?
     /// The readers of ``changes()``.
@@ -80,7 +80,8 @@ public final class RealtimeStore {
     ///   when its whole payload is (the newest 4,096 per identity are remembered).
     /// - A reader that falls behind by ``StoreConfiguration/valueBufferLimit`` values gets those, then the stream
     ///   throws ``RealtimeStoreError/readerFellBehind(kind:limit:)``: nothing is dropped silently. Values follow the
-    ///   store's identity. The stream ends when the calling task's iteration is cancelled.
+    ///   store's identity, and the stream outlives ``run()`` (a view's `.task` may run it again). It ends when the
+    ///   calling task's iteration is cancelled.
     public nonisolated func values<Output>(_ kind: BackfillKind<Output>) -> AsyncThrowingStream<StoreValue<Output>, any Error> {
         feed.values(kind.kind, as: Output.self)
     }

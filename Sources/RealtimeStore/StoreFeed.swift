@@ -291,10 +291,13 @@ final class StoreFeed: Sendable {
             },
             signal: { buffer.signal() },
             fellBehind: { buffer.finish(throwing: RealtimeStoreError.readerFellBehind(kind: kind, limit: limit)) })
-        state.withLock { state in
+        let id = state.withLock { state in
+            defer { state.nextReader += 1 }
             state.readers[kind, default: [:]][state.nextReader] = reader
-            state.nextReader += 1
+            return state.nextReader
         }
+        // A reader that leaves is forgotten at once, not at the next value of its kind (which may never come).
+        buffer.onConsumerGone { [state] in state.withLock { _ = $0.readers[kind]?.removeValue(forKey: id) } }
         return buffer.makeThrowingStream()
     }
 
@@ -402,6 +405,9 @@ final class StoreFeed: Sendable {
         for failure in failures { for reader in readers { reader.yield(failure) } }
         wake?.yield()
     }
+
+    /// How many readers of ``values(_:as:)`` are registered.
+    var valueReaderCount: Int { state.withLock { $0.readers.values.reduce(0) { $0 + $1.count } } }
 
     /// Every backfill failure from now on, as it happens.
     func backfillFailures() -> AsyncStream<BackfillFailure> {

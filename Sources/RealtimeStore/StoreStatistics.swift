@@ -6,7 +6,7 @@ public struct StoreStatistics: Sendable, Equatable {
     public var merged = 0
     /// Events dropped as older than the value held (an entity never goes backwards).
     public var older = 0
-    /// Events equal to the value held.
+    /// Events equal to the value held, and archive events delivered before (a backfill returning them again).
     public var duplicates = 0
     /// Hops to the main actor (each carries one batch).
     public var flushes = 0

@@ -215,6 +215,20 @@ struct StoreValueStreamTests {
         #expect(seen.withLock { $0 } == ["2026-11-26T10:00:01Z", "2026-11-26T10:00:02Z"])
     }
 
+    @Test("a reader that leaves is forgotten at once, before any value of its kind arrives")
+    @MainActor
+    func leavingReaderForgotten() async throws {
+        let harness = StoreHarness()
+        let stream = harness.store.values(.plan)
+        #expect(harness.store.feed.valueReaderCount == 1)
+        let reading = Task { for try await _ in stream {} }
+        reading.cancel()
+        _ = await reading.result
+        try await withTestTimeout(10, "the reader forgotten") {
+            while await MainActor.run(body: { harness.store.feed.valueReaderCount }) != 0 { try await TestTime.pollPause() }
+        }
+    }
+
     @Test("delivered events are remembered per identity, oldest forgotten first")
     func deliveredEventsBounded() {
         var delivered = DeliveredEvents(limit: 2)
