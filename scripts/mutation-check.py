@@ -47,11 +47,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", help="only the mutants whose file or text contains TEXT")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--start", type=int, default=0, help="skip the first N mutants (of those selected): new ones go last")
     arguments = parser.parse_args()
     with open(os.path.join(ROOT, "scripts", "mutants.json")) as handle:
         mutants = json.load(handle)
     if arguments.only:
         mutants = [m for m in mutants if arguments.only in m["file"] or arguments.only in m["from"]]
+    mutants = mutants[arguments.start:]
     if arguments.list:
         for index, mutant in enumerate(mutants):
             print("%2d %s: %s" % (index, mutant["file"], mutant["from"].strip().splitlines()[0]))

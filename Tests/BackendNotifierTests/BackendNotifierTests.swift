@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import Logging
 import MetricsTestKit
 import RealtimeTesting
 import SubscriberCore
@@ -220,6 +221,42 @@ struct BackendNotifierTests {
         #expect(try await presence.next().siteId == "g-1")
         #expect(try await merged.next().siteId == "g-1")
         #expect(presence.received.count == 1)
+    }
+
+    @Test("GraphQL: the device-group filter drops other groups' legacy device events on both APIs")
+    func filterHookGraphQL() async throws {
+        struct OnlyGroupOne: DeviceEventFilter {
+            func canAccessDevice(deviceGroupID: String) -> Bool { deviceGroupID == "g-1" }
+        }
+        let harness = NotifierHarness(dialect: .graphQL, filter: OnlyGroupOne())
+        let presence = ValueProbe(await harness.notifier.devicePresenceValues())
+        let merged = ValueProbe(await harness.notifier.deviceValues())
+        let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.operation("subscribeDeviceState"))
+        upstream.send(json: #"{"mac":"AA:BB","online":true,"deviceGroupID":"g-2"}"#)
+        upstream.send(json: #"{"mac":"CC:DD","online":false,"deviceGroupID":"g-1"}"#)
+        #expect(try await merged.next().mac == "CC:DD")
+        #expect(try await presence.next().mac == "CC:DD")
+        #expect(merged.received.count == 1 && presence.received.count == 1)
+    }
+
+    @Test("a field this version does not know is logged at debug level, naming it; an event without one logs nothing")
+    func unknownFieldsLogged() async throws {
+        let lines = NotifierLogLines()
+        var logger = Logger(label: "test.notifier") { _ in lines }
+        logger.logLevel = .debug
+        let transport = ScriptedTransport(dialect: .appSyncChannels)
+        let notifier = BackendNotifier(transport: transport, userId: "u-1", organizationId: "o-1", logger: logger)
+        let presence = ValueProbe(await notifier.devicePresenceValues())
+        let upstream = try await transport.waitForSubscription(where: NotifierHarness.channel("device/*"))
+        upstream.send(json: Samples.presenceChannel(online: true, group: "g-1"))
+        _ = try await presence.next()
+        #expect(lines.matching("does not know").isEmpty)
+        let known = Samples.presenceChannel(online: false, group: "g-1")
+        upstream.send(json: String(known.dropLast()) + #","batteryLevel":80}"#)
+        _ = try await presence.next()
+        let logged = lines.matching("does not know")
+        #expect(logged.count == 1)
+        #expect(logged.first?.contains("batteryLevel") == true)
     }
 
     @Test("identity change: unsubscribe, disconnect, resubscribe with the new user; observers keep their streams")
