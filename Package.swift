@@ -105,7 +105,7 @@ let package = Package(
         ),
         .target(
             name: "RealtimeTesting",
-            dependencies: ["SubscriberCore"],
+            dependencies: ["SubscriberCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .target(

@@ -241,7 +241,7 @@ struct AppSyncProtocolTests {
 
     @Test("no log line contains the token, API key or signature")
     func secretsNeverLogged() async throws {
-        let logs = CapturingLogHandler()
+        let logs = CapturedLog()
         let harness = try AppSyncHarness(auth: ScriptedAuthSession(.bearerToken("SECRET-JWT-123")), logHandler: logs)
         let probe = await harness.subscribe("default/a")
         let connection = try await harness.acceptConnection()

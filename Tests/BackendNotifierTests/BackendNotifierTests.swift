@@ -241,9 +241,8 @@ struct BackendNotifierTests {
 
     @Test("a field this version does not know is logged at debug level, naming it; an event without one logs nothing")
     func unknownFieldsLogged() async throws {
-        let lines = NotifierLogLines()
-        var logger = Logger(label: "test.notifier") { _ in lines }
-        logger.logLevel = .debug
+        let lines = CapturedLog()
+        let logger = lines.logger(level: .debug)
         let transport = ScriptedTransport(dialect: .appSyncChannels)
         let notifier = BackendNotifier(transport: transport, userId: "u-1", organizationId: "o-1", logger: logger)
         let presence = ValueProbe(await notifier.devicePresenceValues())

@@ -75,27 +75,3 @@ struct AppSyncHarness {
         #"{"type":"data","id":"\#(id)","event":\#(JSONString.quoted(event))}"#
     }
 }
-
-/// Collects log lines so tests can check that secrets never appear in them.
-final class CapturingLogHandler: LogHandler, Sendable {
-    private let lines = Locked<[String]>([])
-    var metadata: Logger.Metadata {
-        get { [:] }
-        set {}
-    }
-    var logLevel: Logger.Level {
-        get { .trace }
-        set {}
-    }
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { nil }
-        set {}
-    }
-
-    func log(event: LogEvent) {
-        let merged = (event.metadata ?? [:]).map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        lines.withLock { $0.append("\(event.level) \(event.message) \(merged)") }
-    }
-
-    var captured: [String] { lines.withLock { $0 } }
-}

@@ -153,35 +153,3 @@ struct TestLinkDriver: LinkDriver {
 
     func rotationDue() {}
 }
-
-/// Collects log messages, so a test can wait for a decision that has no other visible effect.
-final class CapturedLog: LogHandler, Sendable {
-    private let lines = Locked<[String]>([])
-
-    var metadata: Logger.Metadata {
-        get { [:] }
-        set {}
-    }
-    var logLevel: Logger.Level {
-        get { .trace }
-        set {}
-    }
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { nil }
-        set {}
-    }
-
-    func log(event: LogEvent) {
-        lines.withLock { $0.append("\(event.message)") }
-    }
-
-    /// Every message so far.
-    var messages: [String] { lines.withLock { $0 } }
-
-    /// Waits until a message containing `fragment` was logged.
-    func waitFor(_ fragment: String, timeout: Double = 5) async throws {
-        try await withTestTimeout(timeout, "a log line with \"\(fragment)\"") { [lines] in
-            while !lines.withLock({ $0.contains { $0.contains(fragment) } }) { try await TestTime.pollPause() }
-        }
-    }
-}
