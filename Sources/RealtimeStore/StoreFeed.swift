@@ -369,8 +369,9 @@ final class StoreFeed: Sendable {
                 state.changed.insert(.stale)
             case .reportFailure(let attempt, let error):
                 state.statistics.backfillFailures += 1
-                state.failure = BackfillFailure(kind: kind, attempt: attempt, message: error)
-                state.failureReports.append(BackfillFailure(kind: kind, attempt: attempt, message: error))
+                let failure = BackfillFailure(kind: kind, attempt: attempt, message: error)
+                state.failure = failure
+                state.failureReports.append(failure)
                 state.changed.insert(.failure)
             case .call(let id, let since):
                 // Without a registered backfill the call is never made: the kind stays stale (nothing can heal it).
