@@ -77,7 +77,7 @@ public final class RealtimeStore {
     ///   its entity's newest; a backfilled value older than one already delivered, or equal to it, is not.
     /// - Event kinds (archive, role change, revocation): each event is delivered once, live or backfilled, even an older
     ///   one that was missed (the store's ``roleChange`` still keeps the newest). Events have no id: an event is the same
-    ///   when its whole payload is (the newest 4,096 per identity are remembered).
+    ///   when it says the same, which thing, to what and when (the newest 4,096 per identity are remembered).
     /// - A reader that falls behind by ``StoreConfiguration/valueBufferLimit`` values gets those, then the stream
     ///   throws ``RealtimeStoreError/readerFellBehind(kind:limit:)``: nothing is dropped silently. Values follow the
     ///   store's identity, and the stream outlives ``run()`` (a view's `.task` may run it again). It ends when the
@@ -114,8 +114,9 @@ public final class RealtimeStore {
     }
 
     /// Changes the notifier's identity (`userId` `nil` signs out) and starts the store afresh for it: empty, every kind
-    /// stale, then backfilled from the start (signed out: nothing is fetched, and every kind stays stale). Change identity through the store, not on the notifier directly, or
-    /// the store would keep the previous identity's state. Calls made at once take effect one after another, in order.
+    /// stale, then backfilled from the start (signed out: nothing is fetched, and every kind stays stale). Change
+    /// identity through the store, not on the notifier directly, or the store would keep the previous identity's
+    /// state. Calls made at once take effect one after another, in order.
     public func update(userId: String?, organizationId: String?) async {
         let previous = identityChange
         let change = Task {
