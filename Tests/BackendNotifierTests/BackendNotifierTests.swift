@@ -223,6 +223,21 @@ struct BackendNotifierTests {
         #expect(presence.received.count == 1)
     }
 
+    @Test("the device-group filter drops other groups' device events when only the merged API observes them")
+    func filterHookMergedOnly() async throws {
+        struct OnlyGroupOne: DeviceEventFilter {
+            func canAccessDevice(deviceGroupID: String) -> Bool { deviceGroupID == "g-1" }
+        }
+        let harness = NotifierHarness(filter: OnlyGroupOne())
+        let merged = ValueProbe(await harness.notifier.deviceValues())
+        let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("device/*"))
+        upstream.send(json: Samples.presenceChannel(online: true, group: "g-2"))
+        upstream.send(json: Samples.presenceChannel(online: false, group: "g-1"))
+        let value = try await merged.next()
+        #expect(value.siteId == "g-1" && value.online == false)
+        #expect(merged.received.count == 1)
+    }
+
     @Test("GraphQL: the device-group filter drops other groups' legacy device events on both APIs")
     func filterHookGraphQL() async throws {
         struct OnlyGroupOne: DeviceEventFilter {
@@ -239,20 +254,30 @@ struct BackendNotifierTests {
         #expect(merged.received.count == 1 && presence.received.count == 1)
     }
 
-    @Test("a field this version does not know is logged at debug level, naming it; an event without one logs nothing")
-    func unknownFieldsLogged() async throws {
+    /// `mergedOnly`: only `deviceValues()` observes, so device events take the router's merged path.
+    @Test(
+        "a field this version does not know is logged at debug level, naming it; an event without one logs nothing",
+        arguments: [false, true])
+    func unknownFieldsLogged(mergedOnly: Bool) async throws {
         let lines = CapturedLog()
         let logger = lines.logger(level: .debug)
         let transport = ScriptedTransport(dialect: .appSyncChannels)
         let notifier = BackendNotifier(transport: transport, userId: "u-1", organizationId: "o-1", logger: logger)
-        let presence = ValueProbe(await notifier.devicePresenceValues())
+        let next: @Sendable () async throws -> Void
+        if mergedOnly {
+            let merged = ValueProbe(await notifier.deviceValues())
+            next = { _ = try await merged.next() }
+        } else {
+            let presence = ValueProbe(await notifier.devicePresenceValues())
+            next = { _ = try await presence.next() }
+        }
         let upstream = try await transport.waitForSubscription(where: NotifierHarness.channel("device/*"))
         upstream.send(json: Samples.presenceChannel(online: true, group: "g-1"))
-        _ = try await presence.next()
+        try await next()
         #expect(lines.matching("does not know").isEmpty)
         let known = Samples.presenceChannel(online: false, group: "g-1")
         upstream.send(json: String(known.dropLast()) + #","batteryLevel":80}"#)
-        _ = try await presence.next()
+        try await next()
         let logged = lines.matching("does not know")
         #expect(logged.count == 1)
         #expect(logged.first?.contains("batteryLevel") == true)

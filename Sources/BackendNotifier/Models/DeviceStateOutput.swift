@@ -162,12 +162,18 @@ extension DeviceStateOutput {
 
 extension DeviceStateOutput: DevicePayloadFields, FlatDecodable {
     init(flat object: FlatJSONDecoder.ObjectView) throws {
+        try self.init(flat: object, only: nil)
+    }
+
+    /// `only`: the merged form of an event of that device kind, read straight from its payload: the field of the kind
+    /// alone, as `init(_:)` of the kind's model gives (the other kinds' fields are ignored, whatever they hold).
+    init(flat object: FlatJSONDecoder.ObjectView, only kind: VortexEventKind?) throws {
         self.init()
         try read(object) { model, key, value in
             switch key {
-            case .online: model.online = try value.optionalBool()
-            case .recording: model.recording = try value.optionalBool()
-            case .fwUpdateState: model.fwUpdateState = try value.optionalInt()
+            case .online where kind == nil || kind == .devicePresence: model.online = try value.optionalBool()
+            case .recording where kind == nil || kind == .deviceRecording: model.recording = try value.optionalBool()
+            case .fwUpdateState where kind == nil || kind == .deviceFirmware: model.fwUpdateState = try value.optionalInt()
             default: break
             }
         }

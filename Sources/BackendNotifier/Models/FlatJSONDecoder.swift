@@ -45,9 +45,16 @@ enum FlatJSONDecoder {
             members = try JSONEnvelope(scanning: bytes).members
             for (index, member) in members.enumerated() {
                 guard !member.keyHasEscapes else { throw Unsupported() }
-                for earlier in members[..<index] where bytes[earlier.key].elementsEqual(bytes[member.key]) { throw Unsupported() }
+                for earlier in members[..<index] where Self.sameKey(earlier.key, member.key, bytes) { throw Unsupported() }
                 try Self.validate(member, in: bytes)
             }
+        }
+
+        /// Every pair of keys is compared: the length and first byte rule out nearly all before `memcmp` (the generic
+        /// `elementsEqual` cost more than the scan).
+        private static func sameKey(_ one: Range<Int>, _ other: Range<Int>, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            one.count == other.count && (one.isEmpty || bytes[one.lowerBound] == bytes[other.lowerBound])
+                && JSONEnvelope.bytes(one, in: bytes, equal: UnsafeBufferPointer(rebasing: bytes[other]))
         }
 
         /// What `JSONDecoder` would reject about a value the scanner only skipped over.
@@ -81,7 +88,7 @@ enum FlatJSONDecoder {
 
         func member(_ key: String) -> JSONEnvelope.Member? {
             var key = key
-            return key.withUTF8 { wanted in members.first { bytes[$0.key].elementsEqual(wanted) } }
+            return key.withUTF8 { wanted in members.first { JSONEnvelope.bytes($0.key, in: bytes, equal: wanted) } }
         }
 
         func value(of member: JSONEnvelope.Member) throws -> Value {

@@ -146,6 +146,24 @@ public struct VortexEventDecoder: Sendable {
         }
     }
 
+    /// A device event as the merged API delivers it, read straight into ``DeviceStateOutput``: what `decodeEvent` of the
+    /// device channel and `DeviceStateOutput(_:)` of its model give together, for when no nine-method stream wants the
+    /// model itself. `nil` unless the fast path applies, the payload's `eventType` is a device kind's own spelling and
+    /// the event is valid (with `requiringMetadata`, it has `eventType` and `timestamp`): the caller then takes
+    /// `decodeEvent`, which decides and reports.
+    func mergedDeviceEvent(_ json: Data, requiringMetadata required: Bool) -> (kind: VortexEventKind, value: DeviceStateOutput)? {
+        json.withUnsafeBytes { raw in
+            guard let object = FlatJSONDecoder.object(raw.bindMemory(to: UInt8.self)),
+                let spelled = object.member("eventType").map({ FlatJSONDecoder.Value.scalar($0, object.bytes) }),
+                let kind = spelled.plainStringBytes.flatMap(VortexEventKind.init(eventTypeBytes:)),
+                kind == .devicePresence || kind == .deviceRecording || kind == .deviceFirmware,
+                let value = try? DeviceStateOutput(flat: object, only: kind),
+                !required || (value.eventType != nil && value.timestamp != nil)
+            else { return nil }
+            return (kind, value)
+        }
+    }
+
     /// The fast path's model of `kind` (checked as ``checked(_:_:_:)`` says); `nil` when the fast path does not apply.
     private static func event(
         _ kind: VortexEventKind, from object: FlatJSONDecoder.ObjectView, requiringMetadata required: Bool

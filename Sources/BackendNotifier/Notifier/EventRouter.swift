@@ -59,6 +59,14 @@ struct EventRouter: Sendable {
     /// `dialect`: AppSync Events payloads must carry the new schema's `eventType` and `timestamp`; the legacy GraphQL
     /// ones routed here (archive, role, revocation) need not (docs/migration-guide.md).
     private func routeChannelEvent(_ json: Data, from upstream: Upstream, dialect: TransportDialect, _ batch: DeliveryBatch?) {
+        // Only the merged API observes device events (the legacy API's app, and the hot path): one model, not three.
+        if upstream == .device, !hubs.hasNineMethodObservers(of: .device),
+            let (kind, merged) = decoder.mergedDeviceEvent(json, requiringMetadata: dialect == .appSyncChannels)
+        {
+            logUnknownFields(json, kind)
+            if let group = merged.deviceGroup, !filter.canAccessDevice(deviceGroupID: group) { return }
+            return deliverMerged(merged, batch)
+        }
         let (kind, result) = decoder.decodeEvent(json, kind: Self.fixedKind(of: upstream), requiringMetadata: dialect == .appSyncChannels)
         // Consumed, not bound from a value still alive: each binding of a copy retains and releases every string.
         switch consume result {
