@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "GraphQLTransport", targets: ["GraphQLTransport"]),
         .library(name: "BackendNotifier", targets: ["BackendNotifier"]),
         .library(name: "Composition", targets: ["Composition"]),
+        .library(name: "RealtimePreflight", targets: ["RealtimePreflight"]),
         .library(name: "RealtimeStore", targets: ["RealtimeStore"]),
         .library(name: "RealtimeTesting", targets: ["RealtimeTesting"]),
         .library(name: "LocalBackend", targets: ["LocalBackend"]),
@@ -146,6 +147,16 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Checks a server before a rollback or a flip (`vortex-realtime preflight`, the drill): an operations tool, so an
+        // app does not link its GraphQL reader and schema introspection unless it imports it.
+        .target(
+            name: "RealtimePreflight",
+            dependencies: [
+                "SubscriberCore", "BackendNotifier", "Composition",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "LocalBackend",
             dependencies: [
@@ -170,7 +181,7 @@ let package = Package(
         .target(
             name: "RealtimeDrill",
             dependencies: [
-                "SubscriberCore", "BackendNotifier", "Composition", "LocalBackend", "RealtimeStore",
+                "SubscriberCore", "BackendNotifier", "Composition", "LocalBackend", "RealtimeStore", "RealtimePreflight",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -224,7 +235,7 @@ let package = Package(
             name: "VortexRealtimeCLI",
             dependencies: [
                 "SubscriberCore", "AppSyncEventsWire", "AppSyncEventsTransport", "GraphQLTransport", "BackendNotifier", "Composition",
-                "LocalBackend", "RealtimeDrill", "RealtimeStore",
+                "LocalBackend", "RealtimeDrill", "RealtimeStore", "RealtimePreflight",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -324,6 +335,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "RealtimePreflightTests",
+            dependencies: ["RealtimePreflight", "Composition", "BackendNotifier", "SubscriberCore", "RealtimeTesting"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "LocalBackendTests",
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
@@ -356,7 +372,7 @@ let package = Package(
             dependencies: [
                 "WebSocketNIO",
                 "RealtimeDrill", "LocalBackend", "Composition", "BackendNotifier", "SubscriberCore", "RealtimeTesting",
-                "AppSyncEventsTransport", "GraphQLTransport", "RealtimeStore",
+                "AppSyncEventsTransport", "GraphQLTransport", "RealtimeStore", "RealtimePreflight",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

@@ -60,6 +60,15 @@ public struct TransportFactory: Sendable {
 }
 
 extension TransportFactory {
+    /// The WebSocket request a GraphQL transport of this configuration opens (its URL and the `graphql-transport-ws`
+    /// subprotocol), for tools that speak to the server themselves: preflight reads the schema over it.
+    package func graphQLWebSocketRequest() throws -> WebSocketRequest {
+        guard let text = configuration.graphQLEndpoint else { throw ConfigurationError(["graphQLEndpoint: required"]) }
+        let settings = try GraphQLTransportConfiguration(text)
+        return WebSocketRequest(
+            url: settings.url, subprotocols: [GraphQLTransport.subprotocol], requiredSubprotocol: GraphQLTransport.subprotocol)
+    }
+
     /// A new, unconnected AppSync Events transport from the configuration, with `adjust` applied last to the settings
     /// no ``RealtimeConfiguration`` key covers (for example the publish route of a command-line publish).
     public func makeAppSync(adjusting adjust: (inout AppSyncEventsConfiguration) -> Void = { _ in }) throws -> AppSyncEventsTransport {

@@ -1,5 +1,6 @@
 import Composition
 import Foundation
+import RealtimePreflight
 
 /// Everything `drill` found: preflight, parity, the rollback, and what it could and could not judge with its trigger.
 public struct DrillReport: Sendable, Codable, Equatable {

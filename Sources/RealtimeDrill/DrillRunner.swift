@@ -3,6 +3,7 @@ import Composition
 import Foundation
 import LocalBackend
 import Logging
+import RealtimePreflight
 import SubscriberCore
 
 /// Runs preflight, the parity check and the rollback drill against a backend, as `vortex-realtime drill` and `demo` do.

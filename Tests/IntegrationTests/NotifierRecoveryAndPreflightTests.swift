@@ -3,6 +3,7 @@ import Composition
 import Foundation
 import LocalBackend
 import RealtimeDrill
+import RealtimePreflight
 import RealtimeTesting
 import SubscriberCore
 import Testing

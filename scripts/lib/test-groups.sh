@@ -10,7 +10,7 @@ test_group_names=(core transports notifier local-backend integration chaos fuzz)
 test_group_args=(
   "--filter SubscriberCoreTests|WebSocketNIOTests|WebSocketURLSessionTests|VortexVocabularyTests"
   "--filter GraphQLTransportTests|AppSyncEventsTransportTests"
-  "--filter BackendNotifierTests|CompositionTests|RealtimeStoreTests"
+  "--filter BackendNotifierTests|CompositionTests|RealtimeStoreTests|RealtimePreflightTests"
   "--filter LocalBackendTests"
   "--filter IntegrationTests --skip ChaosTests"
   "--filter ChaosTests"

@@ -3,6 +3,7 @@ import BackendNotifier
 import Composition
 import Foundation
 import Logging
+import RealtimePreflight
 import SubscriberCore
 
 /// `vortex-realtime preflight`: checks that a server can serve every upstream the notifier will ask of it.

@@ -1,11 +1,11 @@
-import Composition
+import RealtimePreflight
 
 /// The response key of a subscription's root field — its alias, or else its name — read from the GraphQL document.
 ///
 /// `tail --transport graphql` prints each `next`'s `data` object; the transport hands over the root field's value
 /// (``SubscriberCore/RealtimePayload/json``), so the CLI puts it back under this key: `{"<key>":<value as sent>}`.
 /// A subscription selects exactly one root field (GraphQL spec, "Single root field"), so the key is unambiguous.
-/// The document is read by Composition's ``GraphQLSelectionParser``, the package's one GraphQL reader.
+/// The document is read by RealtimePreflight's ``GraphQLSelectionParser``, the package's one GraphQL reader.
 enum GraphQLResponseKey {
     /// Why the key could not be found.
     struct Problem: Error, Equatable, CustomStringConvertible {

@@ -1,6 +1,6 @@
 import BackendNotifier
+import Composition
 import Foundation
-import GraphQLTransport
 import Logging
 import SubscriberCore
 
@@ -94,12 +94,9 @@ public struct RealtimePreflight: Sendable {
     /// Connects with the configured `connection_init` payload and reads the schema; `acknowledged` becomes `true` on
     /// `connection_ack`, `false` when the server refused the payload (the error then names the close code).
     private func introspect(acknowledged: Locked<Bool?>) async throws -> IntrospectedSchema {
-        guard let endpoint = configuration.graphQLEndpoint else { throw ConfigurationError(["graphQLEndpoint: required"]) }
-        let settings = try GraphQLTransportConfiguration(endpoint)
+        let request = try factory.graphQLWebSocketRequest()
         let credentials = try await auth.credentials(forceRefresh: false)
         let payload = try configuration.connectionPayloadBuilder(logger: logger)(credentials)
-        let request = WebSocketRequest(
-            url: settings.url, subprotocols: [GraphQLTransport.subprotocol], requiredSubprotocol: GraphQLTransport.subprotocol)
         // The scope closes the connection (1000) when reading the schema returns or throws.
         let result: WebSocketScopeResult<IntrospectedSchema?>
         do {
@@ -178,8 +175,7 @@ public struct RealtimePreflight: Sendable {
     private func checkAppSync() async -> PreflightReport {
         let transport: any RealtimeTransport
         do {
-            transport = try TransportFactory(configuration: configuration, auth: auth, connector: connector, clock: clock, logger: logger)
-                .make(.appsync)
+            transport = try factory.make(.appsync)
         } catch {
             return PreflightReport(transport: "appsync", checks: [.init(name: "configuration", problems: ["\(error)"])])
         }
@@ -212,6 +208,11 @@ public struct RealtimePreflight: Sendable {
     }
 
     // MARK: Support
+
+    /// Composition's factory: the one place that knows the transports.
+    private var factory: TransportFactory {
+        TransportFactory(configuration: configuration, auth: auth, connector: connector, clock: clock, logger: logger)
+    }
 
     private func withTimeout<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let clock = self.clock

@@ -1,3 +1,4 @@
+import Composition
 import Foundation
 
 /// The parts of a GraphQL schema a subscription document is checked against, read from an introspection result.

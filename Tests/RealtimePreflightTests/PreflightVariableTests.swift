@@ -1,9 +1,10 @@
 import BackendNotifier
+import Composition
 import Foundation
 import SubscriberCore
 import Testing
 
-@testable import Composition
+@testable import RealtimePreflight
 
 /// Issue 20 item 4: preflight checks the variables of the configured documents by their types in the introspected
 /// schema, naming each mismatch.

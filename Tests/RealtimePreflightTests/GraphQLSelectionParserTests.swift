@@ -1,4 +1,4 @@
-import Composition
+import RealtimePreflight
 import Testing
 
 /// The package's one GraphQL reader (``GraphQLToken``, ``GraphQLSelectionParser``): what preflight checks against a
