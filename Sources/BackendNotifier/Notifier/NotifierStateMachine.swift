@@ -69,9 +69,6 @@ struct NotifierStateMachine: Sendable {
     /// Operations waiting for the one running.
     var waitingOperations: Int { queue.count }
 
-    /// Whether an operation runs (observers arriving now start when it ends).
-    var isBusy: Bool { operation != .none }
-
     // MARK: Events
 
     /// Handles `event`, which happened at `now`, and returns what to do, in order.

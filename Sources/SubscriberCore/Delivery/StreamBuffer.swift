@@ -159,9 +159,6 @@
         signal()
     }
 
-    /// Whether the consumer has gone or the stream was finished.
-    package var isTerminated: Bool { state.withLock { $0.gone || $0.end != nil } }
-
     /// Runs `handler` once if the consumer cancels or drops the stream before it was finished; at once if it already
     /// did.
     package func onConsumerGone(_ handler: @escaping @Sendable () -> Void) {

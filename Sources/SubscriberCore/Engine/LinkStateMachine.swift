@@ -43,7 +43,6 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
 
     private struct OutstandingPing: Sendable, Equatable {
         var kind: PingKind
-        var sentAt: Instant
         var deadline: Instant
         var timeout: Duration
     }
@@ -162,7 +161,7 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
             return false
         }
         outstanding = OutstandingPing(
-            kind: .webSocket, sentAt: now, deadline: now.advanced(by: settings.pongTimeout), timeout: settings.pongTimeout)
+            kind: .webSocket, deadline: now.advanced(by: settings.pongTimeout), timeout: settings.pongTimeout)
         return true
     }
 
@@ -345,7 +344,7 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
     }
 
     private mutating func send(_ kind: PingKind, at now: Instant, timeout: Duration) -> LinkTimerAction {
-        outstanding = OutstandingPing(kind: kind, sentAt: now, deadline: now.advanced(by: timeout), timeout: timeout)
+        outstanding = OutstandingPing(kind: kind, deadline: now.advanced(by: timeout), timeout: timeout)
         return kind == .webSocket ? .sendPing : .sendProtocolPing
     }
 }

@@ -2,7 +2,6 @@
 /// waking or closing a link, scheduling a link timer, asking the supervisor, answering a publish.
 package enum SessionEffect {
     case yield(SubscriptionSink, SubscriptionEvent)
-    case loss(SubscriptionSink, Int, LossReport.Reason)
     case finish(SubscriptionSink, RealtimeError?)
     case wake(LinkControl)
     case close(LinkControl, LinkEnd, String)

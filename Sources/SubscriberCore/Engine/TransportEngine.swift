@@ -51,7 +51,6 @@ extension TransportSession {
         for effect in effects {
             switch effect {
             case .yield(let sink, let event): sink.yield(event)
-            case .loss(let sink, let count, let reason): sink.reportLoss(count: count, reason: reason)
             case .finish(let sink, let error): sink.finish(throwing: error)
             case .wake(let control): control.wake()
             case .close(let control, let end, let reason): control.close(end, reason: reason)
