@@ -209,9 +209,6 @@ struct BackendNotifierTests {
 
     @Test("the device-group filter drops other groups' device events on both APIs")
     func filterHook() async throws {
-        struct OnlyGroupOne: DeviceEventFilter {
-            func canAccessDevice(deviceGroupID: String) -> Bool { deviceGroupID == "g-1" }
-        }
         let harness = NotifierHarness(filter: OnlyGroupOne())
         let presence = ValueProbe(await harness.notifier.devicePresenceValues())
         let merged = ValueProbe(await harness.notifier.deviceValues())
@@ -225,9 +222,6 @@ struct BackendNotifierTests {
 
     @Test("the device-group filter drops other groups' device events when only the merged API observes them")
     func filterHookMergedOnly() async throws {
-        struct OnlyGroupOne: DeviceEventFilter {
-            func canAccessDevice(deviceGroupID: String) -> Bool { deviceGroupID == "g-1" }
-        }
         let harness = NotifierHarness(filter: OnlyGroupOne())
         let merged = ValueProbe(await harness.notifier.deviceValues())
         let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("device/*"))
@@ -240,9 +234,6 @@ struct BackendNotifierTests {
 
     @Test("GraphQL: the device-group filter drops other groups' legacy device events on both APIs")
     func filterHookGraphQL() async throws {
-        struct OnlyGroupOne: DeviceEventFilter {
-            func canAccessDevice(deviceGroupID: String) -> Bool { deviceGroupID == "g-1" }
-        }
         let harness = NotifierHarness(dialect: .graphQL, filter: OnlyGroupOne())
         let presence = ValueProbe(await harness.notifier.devicePresenceValues())
         let merged = ValueProbe(await harness.notifier.deviceValues())
@@ -402,4 +393,9 @@ struct BackendNotifierTests {
         upstream.finish(throwing: RealtimeError.sessionExpired("refused"))
         #expect(try await events.next() == .sessionExpired)
     }
+}
+
+/// The device-group filter of the filter tests: only group `g-1` is the user's.
+private struct OnlyGroupOne: DeviceEventFilter {
+    func canAccessDevice(deviceGroupID: String) -> Bool { deviceGroupID == "g-1" }
 }

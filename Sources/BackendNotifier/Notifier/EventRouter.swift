@@ -59,7 +59,8 @@ struct EventRouter: Sendable {
     /// `dialect`: AppSync Events payloads must carry the new schema's `eventType` and `timestamp`; the legacy GraphQL
     /// ones routed here (archive, role, revocation) need not (docs/migration-guide.md).
     private func routeChannelEvent(_ json: Data, from upstream: Upstream, dialect: TransportDialect, _ batch: DeliveryBatch?) {
-        // Only the merged API observes device events (the legacy API's app, and the hot path): one model, not three.
+        // Only the merged API observes device events (the legacy API's app): the merged value is read directly, not
+        // through the kind's model.
         if upstream == .device, !hubs.hasNineMethodObservers(of: .device),
             let (kind, merged) = decoder.mergedDeviceEvent(json, requiringMetadata: dialect == .appSyncChannels)
         {
