@@ -343,15 +343,12 @@ let package = Package(
             name: "LocalBackendTests",
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 "WebSocketNIO",
                 "LocalBackend", "SubscriberCore", "AppSyncEventsWire", "AppSyncEventsTransport", "GraphQLTransport", "RealtimeTesting",
                 .product(name: "GraphQL", package: "GraphQL"),
-                .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strictSettings
         ),

@@ -1,35 +1,13 @@
 import Foundation
-import HTTPTypes
 import LocalBackend
-import Logging
-import NIOCore
-import NIOWebSocket
 import RealtimeTesting
 import SubscriberCore
 import Testing
 import VortexVocabulary
-import WSClient
 
-/// A raw graphql-transport-ws socket for conformance tests, on swift-websocket's `WSClient` like ``RawWebSocket``:
-/// sends text frames exactly as given and records every message, and the server's close code *and reason* (which
-/// ``RawWebSocket`` does not keep).
+/// A raw graphql-transport-ws socket for conformance tests: a ``RawWebSocket`` that offers the protocol's subprotocol,
+/// reports the server's close code *and reason*, and syncs with `ping`.
 final class GraphQLRawSocket: Sendable {
-    enum Failure: Error, CustomStringConvertible {
-        case upgradeFailed(String)
-        case timedOut(String)
-        case notOpen
-        case notJSON(String)
-
-        var description: String {
-            switch self {
-            case .upgradeFailed(let detail): "upgrade failed: \(detail)"
-            case .timedOut(let what): "timed out waiting for \(what)"
-            case .notOpen: "not open"
-            case .notJSON(let text): "not a JSON object: \(text)"
-            }
-        }
-    }
-
     /// How the server closed the connection.
     struct Close: Sendable, Equatable, CustomStringConvertible {
         var code: UInt16?
@@ -37,101 +15,37 @@ final class GraphQLRawSocket: Sendable {
         var description: String { "\(code.map(String.init) ?? "no code") \(reason)" }
     }
 
-    private struct State {
-        var writer: WebSocketOutboundWriter?
-        var messages: [String] = []
-        var close: Close?
-        var failure: String?
-    }
+    private let socket: RawWebSocket
 
-    private let state = Locked(State())
-    private let task = Locked<Task<Void, Never>?>(nil)
-
-    private init() {}
+    private init(socket: RawWebSocket) { self.socket = socket }
 
     /// Connects (offering `subprotocols`), waits for the upgrade and starts recording.
     static func connect(
         _ url: String, subprotocols: [String] = ["graphql-transport-ws"], timeout: Duration = rawSocketDeadline
-    ) async throws
-        -> GraphQLRawSocket
-    {
-        var fields = HTTPFields()
-        if !subprotocols.isEmpty { fields[.secWebSocketProtocol] = subprotocols.joined(separator: ", ") }
-        var logger = Logger(label: "graphql-raw-socket")
-        logger.logLevel = .critical
-        let configuration = WebSocketClientConfiguration(maxFrameSize: 4 * 1024 * 1024, additionalHeaders: fields)
-        let socket = GraphQLRawSocket()
-        let state = socket.state
-        let task = Task {
-            do {
-                let close = try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) {
-                    inbound, outbound, _ in
-                    state.withLock { $0.writer = outbound }
-                    for try await message in inbound.messages(maxSize: 16 * 1024 * 1024) {
-                        switch message {
-                        case .text(let text): state.withLock { $0.messages.append(text) }
-                        case .binary(let buffer): state.withLock { $0.messages.append(String(buffer: buffer)) }
-                        }
-                    }
-                }
-                state.withLock {
-                    $0.close = Close(code: close.map { UInt16(webSocketErrorCode: $0.closeCode) }, reason: close?.reason ?? "")
-                }
-            } catch {
-                state.withLock { state in
-                    state.failure = "\(error)"
-                    state.close = Close(code: nil, reason: "\(error)")
-                }
-            }
-        }
-        socket.task.withLock { $0 = task }
-        _ = try await socket.poll("the upgrade", timeout: timeout) { state -> Bool? in
-            if state.writer != nil { return true }
-            if let failure = state.failure { throw Failure.upgradeFailed(failure) }
-            if state.close != nil { throw Failure.upgradeFailed("closed before opening") }
-            return nil
-        }
-        return socket
+    ) async throws -> GraphQLRawSocket {
+        GraphQLRawSocket(socket: try await RawWebSocket.connect(url, subprotocols: subprotocols, timeout: timeout))
     }
 
     /// Sends one text frame.
-    func send(_ text: String) async throws {
-        guard let writer = state.withLock({ $0.writer }), !isClosed else { throw Failure.notOpen }
-        try await writer.writeTextMessage(text)
-    }
+    func send(_ text: String) async throws { try await socket.send(text) }
 
     /// The next message as text, removing it from the inbox.
-    func nextText(timeout: Duration = rawSocketDeadline) async throws -> String {
-        try await poll("a message", timeout: timeout) { state in
-            if !state.messages.isEmpty { return state.messages.removeFirst() }
-            if let close = state.close { throw Failure.timedOut("a message (the socket closed: \(close))") }
-            return nil
-        }
-    }
+    func nextText(timeout: Duration = rawSocketDeadline) async throws -> String { try await socket.nextText(timeout: timeout) }
 
     /// The next message as a JSON object.
-    func next(timeout: Duration = rawSocketDeadline) async throws -> [String: Any] {
-        let text = try await nextText(timeout: timeout)
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { throw Failure.notJSON(text) }
-        return object
-    }
+    func next(timeout: Duration = rawSocketDeadline) async throws -> [String: Any] { try await socket.next(timeout: timeout) }
 
     /// Waits for the connection to end; returns the server's close code and reason.
     func waitForClose(timeout: Duration = rawSocketDeadline) async throws -> Close {
-        try await poll("the close", timeout: timeout) { $0.close }
+        let close = try await socket.waitForCloseInfo(timeout: timeout)
+        return Close(code: close.code, reason: close.reason)
     }
 
     /// Whether the connection has ended.
-    var isClosed: Bool { state.withLock { $0.close != nil } }
+    var isClosed: Bool { socket.isClosed }
 
     /// Closes normally and waits for the end.
-    func close() async {
-        if let writer = state.withLock({ $0.writer }), !isClosed {
-            try? await writer.close(.normalClosure, reason: nil)
-        }
-        _ = try? await waitForClose(timeout: .seconds(3))
-        task.withLock { $0?.cancel() }
-    }
+    func close() async { await socket.close() }
 
     /// Sends `ping` and returns every message that arrived before the `pong`. Messages are answered in order, so
     /// once the pong is back every earlier `subscribe` is attached to the bus (or was answered with `error`).
@@ -142,16 +56,6 @@ final class GraphQLRawSocket: Sendable {
             let message = try await next(timeout: timeout)
             if message["type"] as? String == "pong" { return before }
             before.append(message)
-        }
-    }
-
-    private func poll<T>(_ what: String, timeout: Duration, _ check: (inout State) throws -> T?) async throws -> T {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: TestTime.scaled(timeout))
-        while true {
-            if let value = try state.withLock(check) { return value }
-            guard clock.now < deadline else { throw Failure.timedOut(what) }
-            try await Task.sleep(for: .milliseconds(5))
         }
     }
 }
