@@ -112,7 +112,8 @@ struct GraphQLConformanceTests {
             reason: "Invalid message received"),
     ]
 
-    // 4406 is written right behind the 101, where WSClient can miss a frame: read it from the raw socket.
+    // 4406 is written right behind the 101, where a client can miss a frame (swift-websocket's WSClient did): read it
+    // from the raw bytes.
     @Test(
         "without graphql-transport-ws offered: close 4406 straight after the upgrade, before the client says anything",
         arguments: [[], ["graphql-ws"], ["graphql-ws", "other"]])

@@ -2,7 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 
-/// One raw HTTP/1.1 exchange over a fresh TCP connection, for what WSClient hides: the status and headers of an
+/// One raw HTTP/1.1 exchange over a fresh TCP connection, for what a WebSocket client hides: the status and headers of an
 /// upgrade response (101 with the selected subprotocol, or a refusal).
 enum RawHTTP {
     struct Response {
