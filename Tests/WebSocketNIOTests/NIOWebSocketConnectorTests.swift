@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOTestServer
 import NIOWebSocket
 import SubscriberCore
 import Testing
@@ -339,6 +340,62 @@ struct NIOWebSocketConnectorTests {
             #expect(error?.isAuthenticationRejection == (status == .unauthorized))
             let headers = try await server.waitForUpgradeRequest()
             #expect(headers["Sec-WebSocket-Protocol"] == ["aws-appsync-event-ws"])
+        }
+    }
+
+    /// The local backend's refusal of bad connect-time credentials, squeezed: the 101, an answer, a close frame and the
+    /// end of the TCP connection, flushed back to back, so the client may read the end before NIO has finished the
+    /// upgrade (its steps are futures).
+    ///
+    /// A known defect, found 2026-11-27 and not fixed: in most rounds the scope does not open and `withConnection`
+    /// throws `connectionFailed("the connection ended during the upgrade")`, so the server's answer (an authentication
+    /// refusal, say) is hidden behind a network failure. Opening the scope anyway was tried: the frames behind the 101
+    /// were then lost in some rounds (they sit in the HTTP decoder when the end arrives). What this test holds for
+    /// certain is that the scope never hangs; the answer and the code are a known issue until the upgrade is fixed
+    /// (docs/architecture.md, "Known limitations").
+    @Test(
+        "a server that answers, closes and hangs up right behind the 101: the scope ends, never hangs (the answer: known issue)",
+        arguments: 0..<20)
+    func answerAndHangUpBehindTheUpgrade(round: Int) async throws {
+        let server = try await NIOWebSocketTestServer.start(
+            NIOWebSocketTestServer.Behaviour { channel, _ in
+                let answer = WebSocketFrame(
+                    fin: true, opcode: .text, data: channel.allocator.buffer(string: #"{"type":"connection_error"}"#))
+                var code = channel.allocator.buffer(capacity: 2)
+                code.write(webSocketErrorCode: WebSocketErrorCode(codeNumber: 4403))
+                channel.write(answer, promise: nil)
+                channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: code)).whenComplete { _ in
+                    channel.close(promise: nil)
+                }
+            })
+        let connector = self.connector
+        let request = WebSocketRequest(url: server.url)
+        let outcome: Result<Result<WebSocketScopeResult<[WebSocketMessage]>, any Error>, any Error>
+        do {
+            // A hang fails the test; how the scope ended is checked below.
+            outcome = .success(
+                try await withSmokeTimeout(20, "the connection scope") {
+                    () async -> Result<WebSocketScopeResult<[WebSocketMessage]>, any Error> in
+                    do {
+                        return .success(
+                            try await connector.withConnection(request) { connection in
+                                var messages: [WebSocketMessage] = []
+                                while let message = try await connection.receive() { messages.append(message) }
+                                return messages
+                            })
+                    } catch {
+                        return .failure(error)
+                    }
+                })
+        } catch {
+            outcome = .failure(error)
+        }
+        await server.shutdown()
+        let scope = try outcome.get()
+        withKnownIssue("the end of the connection read during the upgrade hides the frames behind the 101", isIntermittent: true) {
+            let result = try scope.get()
+            #expect(result.value == [.text(#"{"type":"connection_error"}"#)], "round \(round)")
+            #expect(result.close.code == 4403, "round \(round): \(result.close)")
         }
     }
 
