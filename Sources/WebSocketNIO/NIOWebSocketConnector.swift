@@ -156,6 +156,7 @@ public struct NIOWebSocketConnector: WebSocketConnector {
                         let handler = try NIOSSLClientHandler(context: tls, serverHostname: endpoint.serverName)
                         try channel.pipeline.syncOperations.addHandler(handler)
                     }
+                    try channel.pipeline.syncOperations.addHandler(DeferredInactiveHandler())
                     let request = UpgradeRequestHandler(head: head, opened: opened)
                     let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: maxFrameSize, automaticErrorHandling: false) {
                         channel, response in
