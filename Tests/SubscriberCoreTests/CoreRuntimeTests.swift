@@ -111,6 +111,33 @@ struct ConnectionStateBroadcasterTests {
     }
 }
 
+// MARK: - DrivenNetworkPathMonitor
+
+@Suite("DrivenNetworkPathMonitor")
+struct DrivenNetworkPathMonitorTests {
+    @Test func anUnknownPathIsNotReportedUntilTheFirstUpdate() async throws {
+        let monitor = DrivenNetworkPathMonitor(nil)
+        #expect(monitor.current == nil)
+        let early = monitor.paths()
+        monitor.update(.unsatisfied)
+        monitor.update(.unsatisfied)
+        monitor.update(.satisfied(.wifi))
+        #expect(monitor.current == .satisfied(.wifi))
+        monitor.finish()
+        #expect(try await collect(early) == [.unsatisfied, .satisfied(.wifi)])
+    }
+
+    /// A supervisor that asks for paths while its monitor is being shut down must not wait for ever.
+    @Test func aStreamAskedForAfterFinishGivesTheLastPathAndEnds() async throws {
+        let monitor = DrivenNetworkPathMonitor()
+        monitor.finish()
+        #expect(try await collect(monitor.paths()) == [.satisfied(.other)])
+        let unknown = DrivenNetworkPathMonitor(nil)
+        unknown.finish()
+        #expect(try await collect(unknown.paths()) == [])
+    }
+}
+
 // MARK: - SubscriptionSink
 
 @Suite("SubscriptionSink")

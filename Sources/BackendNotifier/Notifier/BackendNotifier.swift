@@ -114,7 +114,7 @@ public actor BackendNotifier {
     }
 
     /// The current connection state (see ``connectionStates()``).
-    public var connectionState: NotifierConnectionState { states.current }
+    public var connectionState: NotifierConnectionState { states.current ?? .offline }  // made with `.offline`: never nil
 
     /// The name of the transport in use (`"appsync"` or `"graphql"`).
     public var activeTransportName: String { machine.active.name }

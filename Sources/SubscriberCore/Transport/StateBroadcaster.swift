@@ -1,9 +1,10 @@
-/// Fans a current state out to any number of observers: each new observer first receives the current state, repeated
-/// identical states are not re-sent, and observers that fall behind keep the newest few. The one broadcaster of the
-/// package: a transport's ``ConnectionState`` (``ConnectionStateBroadcaster``) and the notifier's connection state.
+/// Fans a current state out to any number of observers: each new observer first receives the current state (once one is
+/// known), repeated identical states are not re-sent, and observers that fall behind keep the newest few. The one
+/// broadcaster of the package: a transport's ``ConnectionState`` (``ConnectionStateBroadcaster``), the notifier's
+/// connection state and ``DrivenNetworkPathMonitor``'s paths.
 package final class StateBroadcaster<Value: Sendable & Equatable>: Sendable {
     private struct State {
-        var current: Value
+        var current: Value?
         var finished = false
         var nextID = 0
         var observers: [Int: AsyncStream<Value>.Continuation] = [:]
@@ -12,14 +13,15 @@ package final class StateBroadcaster<Value: Sendable & Equatable>: Sendable {
     private let state: Locked<State>
     private let keepingNewest: Int
 
-    /// Creates a broadcaster in `initial`, whose observers that fall behind keep the newest `keepingNewest` states.
-    package init(_ initial: Value, keepingNewest: Int) {
+    /// Creates a broadcaster in `initial` (`nil`: unknown until the first ``update(_:)``), whose observers that fall
+    /// behind keep the newest `keepingNewest` states.
+    package init(_ initial: Value?, keepingNewest: Int) {
         state = Locked(State(current: initial))
         self.keepingNewest = keepingNewest
     }
 
-    /// The latest state.
-    package var current: Value { state.withLock { $0.current } }
+    /// The latest state; `nil` only while a broadcaster made without one has had no ``update(_:)``.
+    package var current: Value? { state.withLock { $0.current } }
 
     /// Records a transition and tells every observer (repeated identical states are not re-sent).
     package func update(_ newState: Value) {
@@ -31,11 +33,12 @@ package final class StateBroadcaster<Value: Sendable & Equatable>: Sendable {
         for observer in observers { observer.yield(newState) }
     }
 
-    /// A new observer stream starting with the current state; after ``finish()``, the last state and then the end.
+    /// A new observer stream starting with the current state (if known); after ``finish()``, the last state and then the
+    /// end.
     package func makeStream() -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .bufferingNewest(keepingNewest))
         let id: Int? = state.withLock { state in
-            continuation.yield(state.current)
+            if let current = state.current { continuation.yield(current) }
             guard !state.finished else { return nil }
             defer { state.nextID += 1 }
             state.observers[state.nextID] = continuation
