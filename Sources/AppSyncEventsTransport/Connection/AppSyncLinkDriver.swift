@@ -24,13 +24,7 @@ struct AppSyncLinkDriver: LinkDriver {
                 // The fallback where the service ignores WebSocket pings: its `ka` (marked per frame below).
                 return .acknowledged(.serverKeepAlive(keepAliveTimeout(envelope, bytes)))
             case "connection_error":
-                let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: Data(bytes)), type: type)
-                logger.warning("connection_error", metadata: ["errorType": "\(error.errorType)"])
-                let end: LinkEnd =
-                    error.isAuthFailure
-                    ? .authRejected("\(error.errorType): \(error.message ?? "")")
-                    : .serverError(errorType: error.errorType, message: error.message)
-                return .fail(end, closeCode: 1000, reason: "connection_error")
+                return .fail(connectionErrorEnd(Data(bytes), type: type), closeCode: 1000, reason: "connection_error")
             default:
                 return .pending
             }
@@ -177,6 +171,16 @@ struct AppSyncLinkDriver: LinkDriver {
         return defaultKeepAliveTimeout
     }
 
+    /// How a `connection_error` ends the link, before the acknowledgement or after it: refused credentials, or the
+    /// server's error.
+    private func connectionErrorEnd(_ frame: Data, type: String) -> LinkEnd {
+        let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: frame), type: type)
+        logger.warning("connection_error", metadata: ["errorType": "\(error.errorType)"])
+        return error.isAuthFailure
+            ? .authRejected("\(error.errorType): \(error.message ?? "")")
+            : .serverError(errorType: error.errorType, message: error.message)
+    }
+
     private func handleControl(_ type: String, messageID: String?, frame: Data) -> LinkFrameStep {
         switch type {
         case "subscribe_success":
@@ -208,13 +212,7 @@ struct AppSyncLinkDriver: LinkDriver {
             logger.warning("broadcast_error", metadata: ["errorType": "\(error.errorType)"])
             state.broadcastError(id: messageID, on: id)
         case "connection_error":
-            let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: frame), type: type)
-            logger.warning("connection_error", metadata: ["errorType": "\(error.errorType)"])
-            let end: LinkEnd =
-                error.isAuthFailure
-                ? .authRejected("\(error.errorType): \(error.message ?? "")")
-                : .serverError(errorType: error.errorType, message: error.message)
-            return .close(end, code: 1000, reason: "connection_error")
+            return .close(connectionErrorEnd(frame, type: type), code: 1000, reason: "connection_error")
         case "error":
             let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: frame), type: type)
             if let messageID, state.isPublish(messageID) {
