@@ -42,17 +42,12 @@ struct DrillCommand: AsyncParsableCommand {
     @Option(help: "Seconds each phase watches natural traffic (trigger none).")
     var duration: Double = 60
 
-    @Option(help: "Seconds two sides' timestamps of one event may differ (command, none).")
-    var tolerance: Double = 2
-
-    @Flag(help: "Print the report as JSON.")
-    var json = false
+    @OptionGroup var comparison: ComparisonOptions
 
     func validate() throws {
         guard (3...10_000).contains(events) else { throw ValidationError("--events: between 3 and 10000") }
         if let interval, interval < 0 { throw ValidationError("--interval: must not be negative") }
         guard duration >= 3 else { throw ValidationError("--duration: at least 3 seconds (the rollback switches at thirds)") }
-        guard tolerance >= 0 else { throw ValidationError("--tolerance: must not be negative") }
         if adminEndpoint != nil && target.mode != .endpoints {
             throw ValidationError("--admin-endpoint: only with real endpoints (--backend URL derives its own)")
         }
@@ -116,7 +111,7 @@ struct DrillCommand: AsyncParsableCommand {
         }
         var runner = DrillRunner(target: target, trigger: drillTrigger)
         runner.onProgress = { StandardStreams.error($0) }
-        runner.tolerance = tolerance
+        runner.tolerance = comparison.tolerance
         runner.interval = interval.map { .milliseconds($0) }
         runner.passiveDuration = .milliseconds(Int64(duration * 1000))
         let report: DrillReport
@@ -125,10 +120,10 @@ struct DrillCommand: AsyncParsableCommand {
             throw CLIFailure.runtime("drill failed: \(error)")
         }
         await resolved.shutdown()
-        if !json {
+        if !comparison.json {
             for preflight in report.preflight { StandardStreams.error(PreflightCommand.render(preflight)) }
         }
-        StandardStreams.output(json ? JSONLine.encode(report) : report.rendered())
+        StandardStreams.output(comparison.json ? JSONLine.encode(report) : report.rendered())
         if !report.passed { throw ExitCode(1) }
     }
 }

@@ -27,18 +27,13 @@ struct ParityCommand: AsyncParsableCommand {
     @Option(help: "Seconds to watch (default: 10 with the embedded backend, until interrupted with real endpoints).")
     var duration: Double?
 
-    @Option(help: "Seconds two sides' timestamps of one event may differ.")
-    var tolerance: Double = 2
-
     @Option(help: "Embedded backend: scripted events per second.")
     var rate: Double = 20
 
-    @Flag(help: "Print the report as JSON.")
-    var json = false
+    @OptionGroup var comparison: ComparisonOptions
 
     func validate() throws {
         if let duration, !(duration > 0) { throw ValidationError("--duration: must be positive") }
-        guard tolerance >= 0 else { throw ValidationError("--tolerance: must not be negative") }
         guard rate > 0, rate <= 1000 else { throw ValidationError("--rate: between 0 and 1000 events per second") }
     }
 
@@ -46,7 +41,7 @@ struct ParityCommand: AsyncParsableCommand {
         _ = CLILogging.bootstrap(verbose: false, level: .error)
         let resolved = try await target.resolve()
         var runner = ShadowParityRunner(target: resolved.target)
-        runner.tolerance = tolerance
+        runner.tolerance = comparison.tolerance
         runner.onProgress = { StandardStreams.error($0) }
         let scripted = target.mode == .embedded ? resolved.backend : nil
         let seconds = duration ?? (scripted == nil ? nil : 10)
@@ -65,7 +60,7 @@ struct ParityCommand: AsyncParsableCommand {
             throw CLIFailure.runtime("parity failed: \(error)")
         }
         await resolved.shutdown()
-        StandardStreams.output(json ? JSONLine.encode(report) : report.rendered())
+        StandardStreams.output(comparison.json ? JSONLine.encode(report) : report.rendered())
         if !report.passed { throw ExitCode(1) }
     }
 
