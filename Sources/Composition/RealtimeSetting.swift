@@ -241,10 +241,10 @@ extension RealtimeSetting {
             render: { $0.rawValue })
     }
 
-    /// Optional text; a `url` is checked by `checkURL` (which returns the problem) whenever it is set.
+    /// Optional text; a `url` is checked by `parseURL` (what it throws is the problem) whenever it is set.
     static func text(
         _ key: String, _ path: any WritableKeyPath<RealtimeConfiguration, String?> & Sendable, environment: String, kind: Kind = .text,
-        hidesValue: Bool = false, doc: String, checkURL: (@Sendable (String) -> String?)? = nil
+        hidesValue: Bool = false, doc: String, parseURL: (@Sendable (String) throws -> Void)? = nil
     ) -> RealtimeSetting {
         make(
             key, path, environment: environment, kind: kind, hidesValue: hidesValue, doc: doc, text: { .success($0) },
@@ -255,7 +255,11 @@ extension RealtimeSetting {
                 default: .failure(.expected("expected a string or null"))
                 }
             },
-            check: { value in value.flatMap { text in checkURL?(text).map { "\(key): \($0)" } }.map { [$0] } ?? [] },
+            check: { value in
+                guard let text = value, let parseURL else { return [] }
+                do { try parseURL(text) } catch { return ["\(key): \(error)"] }
+                return []
+            },
             render: { $0 })
     }
 

@@ -18,21 +18,11 @@ package enum RealtimeSettingsTable {
             "appSyncEndpoint", \.appSyncEndpoint, environment: "VORTEX_REALTIME_APPSYNC_ENDPOINT", kind: .url,
             doc:
                 "AppSync Events HTTP URL ending in `/event` (the real-time URL is derived). Required for `appsync`, and for failover. `http://` only on loopback.",
-            checkURL: { text in
-                do {
-                    _ = try AppSyncEndpoint(text)
-                    return nil
-                } catch { return "\(error)" }
-            }),
+            parseURL: { _ = try AppSyncEndpoint($0) }),
         .text(
             "graphQLEndpoint", \.graphQLEndpoint, environment: "VORTEX_REALTIME_GRAPHQL_ENDPOINT", kind: .url,
             doc: "GraphQL WebSocket URL, `wss://…/graphql`. Required for `graphql`, and for failover. `ws://` only on loopback.",
-            checkURL: { text in
-                do {
-                    _ = try GraphQLTransportConfiguration(text)
-                    return nil
-                } catch { return "\(error)" }
-            }),
+            parseURL: { _ = try GraphQLTransportConfiguration($0) }),
         .choice(
             "authMode", \.authMode, environment: "VORTEX_REALTIME_AUTH_MODE",
             doc:

@@ -59,6 +59,10 @@ struct RealtimeConfigurationTests {
             ),
             (["VORTEX_REALTIME_APPSYNC_ENDPOINT": appsync, "VORTEX_REALTIME_API_KEY": "k"], ["apiKey: given, but authMode is session"]),
             (["VORTEX_REALTIME_APPSYNC_ENDPOINT": "http://example.com/event"], ["appSyncEndpoint: invalid endpoint"]),
+            (
+                ["VORTEX_REALTIME_TRANSPORT": "graphql", "VORTEX_REALTIME_GRAPHQL_ENDPOINT": "ws://example.com/graphql"],
+                ["graphQLEndpoint: "]
+            ),
             (["VORTEX_REALTIME_APPSYNC_ENDPOINT": appsync, "VORTEX_REALTIME_RECONNECT": "often"], ["reconnect: \"often\""]),
             (["VORTEX_REALTIME_TRANSPORT": "mqtt"], ["VORTEX_REALTIME_TRANSPORT=mqtt: expected appsync or graphql"]),
             (["VORTEX_REALTIME_BUFFER_LIMIT": "-3"], ["VORTEX_REALTIME_BUFFER_LIMIT=-3: not a non-negative number"]),

@@ -81,6 +81,16 @@ extension DeviceEventOutput: Codable {
 
 extension DeviceEventOutput: DevicePayloadFields {}
 
+extension DeviceEventOutput {
+    /// The shared fields of `fields` (a model of another device kind, or the merged one) and the kind's own `value`.
+    init(copying fields: some DevicePayloadFields, value: Field.Value?) {
+        self.init(
+            eventType: fields.eventType, timestamp: fields.timestamp, orgId: fields.orgId, siteId: fields.siteId,
+            thingName: fields.thingName, derivant: fields.derivant, mac: fields.mac, deviceGroupID: fields.deviceGroupID,
+            value: value)
+    }
+}
+
 extension DeviceEventOutput: FlatDecodable where Field: FlatDeviceEventField {
     init(flat object: FlatJSONDecoder.ObjectView) throws {
         self.init(

@@ -95,28 +95,16 @@ extension DeviceStateOutput {
         return events
     }
 
-    private func stampedEventType(_ kind: VortexEventKind) -> String {
-        eventType ?? kind.eventType
+    /// The event of the device kind whose field is `value`: the shared fields copied, `eventType` stamped.
+    private func event<Field: DeviceEventField>(_ kind: VortexEventKind, _ value: Field.Value?) -> DeviceEventOutput<Field> {
+        var event = DeviceEventOutput<Field>(copying: self, value: value)
+        event.eventType = eventType ?? kind.eventType
+        return event
     }
 
-    private var presence: DevicePresenceOutput {
-        DevicePresenceOutput(
-            eventType: stampedEventType(.devicePresence), timestamp: timestamp, orgId: orgId, siteId: siteId,
-            thingName: thingName, derivant: derivant, mac: mac, deviceGroupID: deviceGroupID, online: online)
-    }
-
-    private var recordingOutput: DeviceRecordingOutput {
-        DeviceRecordingOutput(
-            eventType: stampedEventType(.deviceRecording), timestamp: timestamp, orgId: orgId, siteId: siteId,
-            thingName: thingName, derivant: derivant, mac: mac, deviceGroupID: deviceGroupID, recording: recording)
-    }
-
-    private var firmware: DeviceFirmwareOutput {
-        DeviceFirmwareOutput(
-            eventType: stampedEventType(.deviceFirmware), timestamp: timestamp, orgId: orgId, siteId: siteId,
-            thingName: thingName, derivant: derivant, mac: mac, deviceGroupID: deviceGroupID,
-            fwUpdateState: fwUpdateState)
-    }
+    private var presence: DevicePresenceOutput { event(.devicePresence, online) }
+    private var recordingOutput: DeviceRecordingOutput { event(.deviceRecording, recording) }
+    private var firmware: DeviceFirmwareOutput { event(.deviceFirmware, fwUpdateState) }
 }
 
 // MARK: - Split → merged
@@ -125,28 +113,29 @@ extension DeviceStateOutput {
     /// The merged form of a presence event: `online` set, `recording` and `fwUpdateState` `nil`, every other
     /// field (including `eventType`, `timestamp`, `siteId` and `deviceGroupID`) copied as is.
     public init(_ presence: DevicePresenceOutput) {
-        self.init(
-            mac: presence.mac, derivant: presence.derivant, online: presence.online, thingName: presence.thingName,
-            deviceGroupID: presence.deviceGroupID, orgId: presence.orgId, siteId: presence.siteId,
-            eventType: presence.eventType, timestamp: presence.timestamp)
+        self.init(copying: presence)
+        online = presence.online
     }
 
     /// The merged form of a recording event: `recording` set, `online` and `fwUpdateState` `nil`, every other
     /// field copied as is.
     public init(_ recording: DeviceRecordingOutput) {
-        self.init(
-            mac: recording.mac, derivant: recording.derivant, recording: recording.recording,
-            thingName: recording.thingName, deviceGroupID: recording.deviceGroupID, orgId: recording.orgId,
-            siteId: recording.siteId, eventType: recording.eventType, timestamp: recording.timestamp)
+        self.init(copying: recording)
+        self.recording = recording.recording
     }
 
     /// The merged form of a firmware event: `fwUpdateState` set, `online` and `recording` `nil`, every other
     /// field copied as is.
     public init(_ firmware: DeviceFirmwareOutput) {
+        self.init(copying: firmware)
+        fwUpdateState = firmware.fwUpdateState
+    }
+
+    /// The shared fields of `fields`, no kind's field.
+    private init(copying fields: some DevicePayloadFields) {
         self.init(
-            mac: firmware.mac, derivant: firmware.derivant, fwUpdateState: firmware.fwUpdateState,
-            thingName: firmware.thingName, deviceGroupID: firmware.deviceGroupID, orgId: firmware.orgId,
-            siteId: firmware.siteId, eventType: firmware.eventType, timestamp: firmware.timestamp)
+            mac: fields.mac, derivant: fields.derivant, thingName: fields.thingName, deviceGroupID: fields.deviceGroupID,
+            orgId: fields.orgId, siteId: fields.siteId, eventType: fields.eventType, timestamp: fields.timestamp)
     }
 
     /// The merged form of a device event; `nil` for the other six kinds.
