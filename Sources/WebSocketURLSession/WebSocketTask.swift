@@ -55,6 +55,10 @@ public protocol WebSocketTask: Sendable {
     /// Waits until the task has ended, and tells how: the peer's close code and reason when its close frame
     /// arrived, otherwise `code` `nil` and a description of the failure. `initiatedLocally` is ignored (the connector
     /// knows what it did itself).
+    ///
+    /// Returns as well when the task awaiting it is cancelled (the URLSession adapter says "no longer
+    /// awaited"): the connector awaits it from a watcher it cancels when the scope ends, and a wait deaf to that would
+    /// keep the watcher and the task for as long as the task's end is not reported.
     func completion() async -> WebSocketCloseInfo
 }
 

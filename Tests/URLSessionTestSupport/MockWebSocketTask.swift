@@ -25,7 +25,9 @@ import FoundationNetworking
 /// - **The selected subprotocol is reported only when the task advertised protocols** (Apple's
 ///   `urlSession(_:webSocketTask:didOpenWithProtocol:)`: `nil` "if the client did not advertise protocols when creating
 ///   the task").
-/// - **``completion()`` ignores Swift cancellation** too, like every wait on a URLSession delegate callback.
+/// - **``completion()`` returns when the task awaiting it is cancelled**, as `URLSessionWebSocketTaskAdapter`'s does
+///   (it waits for the delegate's callback on a cancellable signal, the seam's contract); otherwise only at the end,
+///   which `reportsEnd: false` never reports.
 public final class MockWebSocketTask: WebSocketTask, Sendable {
     /// How the server answers the upgrade.
     public enum Upgrade: Sendable {
@@ -97,7 +99,8 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
     private let receiving = DeafSignal<Void>()
     private let cancelled = DeafSignal<Void>()
     private let stallReleased = DeafSignal<Void>()
-    private let ended = DeafSignal<WebSocketCloseInfo>()
+    private let ended = OneShotSignal<WebSocketCloseInfo>()
+    private let completionAbandoned = OneShotSignal<Void>()
 
     /// Creates a task.
     ///
@@ -167,6 +170,9 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
 
     /// Waits until a `receive()` is pending.
     public func waitForReceiver() async { await receiving.wait() }
+
+    /// Waits until a ``completion()`` was given up by its cancelled caller before the task's end was reported.
+    public func waitForCompletionToBeAbandoned() async { await completionAbandoned.wait() }
 
     /// Lets a stalled upgrade end (it then fails).
     public func releaseStall() { stallReleased.fire(()) }
@@ -255,7 +261,9 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
     }
 
     public func completion() async -> WebSocketCloseInfo {
-        await ended.wait()
+        if let info = await ended.wait() { return info }
+        completionAbandoned.fire(())
+        return WebSocketCloseInfo(code: nil, reason: "no longer awaited")
     }
 
     // MARK: Delivery

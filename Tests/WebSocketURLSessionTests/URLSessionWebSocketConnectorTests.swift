@@ -289,6 +289,8 @@ struct URLSessionWebSocketConnectorTests {
         #expect(task.dropCount >= 1)
         #expect(task.clientCloses.isEmpty)
         #expect(result.close == WebSocketCloseInfo(code: nil, reason: "aborted", initiatedLocally: true))
+        // Nor does anything keep waiting for the end the task never reports: the scope's watcher is gone with it.
+        try await withTestTimeout(30, "the connector to stop awaiting the task's end") { await task.waitForCompletionToBeAbandoned() }
     }
 
     // MARK: Refusals and failures at the upgrade
