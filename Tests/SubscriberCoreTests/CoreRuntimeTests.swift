@@ -99,6 +99,14 @@ struct ConnectionStateBroadcasterTests {
         #expect(received == (37...100).map { .reconnecting(attempt: $0, delay: .seconds(1)) })
     }
 
+    @Test func aBroadcasterNobodyHoldsEndsItsStreams() async throws {
+        var broadcaster: ConnectionStateBroadcaster? = ConnectionStateBroadcaster()
+        let stream = broadcaster?.makeStream()
+        broadcaster?.update(.connecting)
+        broadcaster = nil
+        #expect(try await collect(try #require(stream)) == [.idle, .connecting])
+    }
+
     @Test func cancelledObserverDoesNotBlockOthers() async throws {
         let broadcaster = ConnectionStateBroadcaster()
         let cancelled = Task { for await _ in broadcaster.makeStream() {} }

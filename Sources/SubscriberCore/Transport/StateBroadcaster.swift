@@ -48,11 +48,15 @@ package final class StateBroadcaster<Value: Sendable & Equatable>: Sendable {
             continuation.finish()
             return stream
         }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
+        // The handler holds the state, not the broadcaster, so a broadcaster nobody holds goes (and ends its streams).
+        continuation.onTermination = { [state] _ in
+            _ = state.withLock { $0.observers.removeValue(forKey: id) }
         }
         return stream
     }
+
+    /// A broadcaster nobody holds can never update its observers again: their streams end instead of waiting for ever.
+    deinit { finish() }
 
     /// Ends every observer stream, now and later (its owner is going away): a consumer waiting on a stream nobody can
     /// finish any more would wait for ever.
