@@ -107,8 +107,8 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
     /// - Parameters:
     ///   - upgrade: How the server answers the upgrade.
     ///   - answersClose: `false` makes a server that never answers the client's close frame.
-    ///   - reportsEnd: `false` makes a task whose ``completion()`` never returns even after ``cancel()`` (harsher
-    ///     than Apple's, to prove an abort awaits nothing).
+    ///   - reportsEnd: `false` makes a task whose ``completion()`` never returns even after ``cancel()``, only when its
+    ///     caller is cancelled (harsher than Apple's, to prove an abort awaits nothing and leaves no waiter behind).
     ///   - answersPings: `false` makes a server whose pongs wait for ``answerPings(with:)`` (or the task's end).
     ///   - respond: The server's answers to what the client sends; `nil` answers nothing.
     public init(
