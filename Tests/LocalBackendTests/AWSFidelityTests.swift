@@ -82,7 +82,8 @@ struct AWSFidelityTests {
             let socket = try await RawWebSocket.connect(
                 backend.endpoints.realtime,
                 subprotocols: ["aws-appsync-event-ws", "header-" + Base64URL.encode(Data(auth.utf8))])
-            try await socket.send(AppSyncFrames.connectionInit)
+            // A refused socket may already be closing: the send can fail, the reply is there all the same.
+            try? await socket.send(AppSyncFrames.connectionInit)
             let reply = try await socket.next()
             #expect(reply["type"] as? String == "connection_error")
             await socket.close()

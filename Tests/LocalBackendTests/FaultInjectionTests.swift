@@ -95,8 +95,9 @@ struct FaultInjectionTests {
             try await backend.admin("faults", #"{"action":"expireTokens"}"#)
             let refused = try await backend.open(old)
             // The server answers connection_init at once; without it, it would wait a second for the client first
-            // (AppSyncConnection.reject), and that second, on a loaded machine, ate into the 5 s the test waits.
-            try await refused.send(AppSyncFrames.connectionInit)
+            // (AppSyncConnection.reject), and that second, on a loaded machine, ate into the 5 s the test waits. When the
+            // second passed first the send fails on the closing socket; the reply is there all the same.
+            try? await refused.send(AppSyncFrames.connectionInit)
             let reply = try await refused.next()
             #expect(reply["type"] as? String == "connection_error")
             #expect(firstErrorMessage(reply)?.contains("Token expired") == true)
