@@ -48,7 +48,7 @@ struct FlatJSONDecoderTests {
 
     @Test("the member-by-member models read every coding key, as JSONDecoder does")
     func memberByMemberModelsReadEveryKey() throws {
-        func check<T: FlatDecodable & VortexEventPayload>(_ type: T.Type) throws {
+        func check<T: DevicePayloadFields & VortexEventPayload>(_ type: T.Type) throws {
             let empty = try JSONDecoder().decode(type, from: Data("{}".utf8))
             for key in T.knownFields.sorted() {
                 var read = false

@@ -474,6 +474,48 @@ struct ModelDecodingTests {
         #expect(state.deviceGroup == "site-0a7f")
     }
 
+    @Test("a device model reads every shared key and its own kind's field alone, on the fast path and through JSONDecoder")
+    func deviceModelsReadTheirOwnField() throws {
+        let shared = #""timestamp":"t","orgId":"o","siteId":"s","thingName":"th","derivant":"d","mac":"m","deviceGroupID":"g""#
+        let fields = #""online":true,"recording":false,"fwUpdateState":7,"extra":1"#
+        func payload(_ eventType: String) -> Data { Self.data(#"{"eventType":"\#(eventType)",\#(shared),\#(fields)}"#) }
+        // The same payload with a non-ASCII unknown value: the fast path declines it, and JSONDecoder decodes it.
+        func declined(_ eventType: String) -> Data { Self.data(#"{"eventType":"\#(eventType)",\#(shared),\#(fields),"x":"é"}"#) }
+        func check<T: VortexEventPayload>(_ kind: VortexEventKind, _ expected: T) throws {
+            for json in [payload(kind.eventType), declined(kind.eventType)] {
+                #expect(try Self.decoder.decodeLegacy(T.self, from: json).get() == expected, "\(kind)")
+                #expect(try JSONDecoder().decode(T.self, from: json) == expected, "\(kind)")
+            }
+        }
+        let (t, o, s, th, d, m, g) = ("t", "o", "s", "th", "d", "m", "g")
+        try check(
+            .devicePresence,
+            DevicePresenceOutput(
+                eventType: VortexEventKind.devicePresence.eventType, timestamp: t, orgId: o, siteId: s, thingName: th, derivant: d,
+                mac: m, deviceGroupID: g, online: true))
+        try check(
+            .deviceRecording,
+            DeviceRecordingOutput(
+                eventType: VortexEventKind.deviceRecording.eventType, timestamp: t, orgId: o, siteId: s, thingName: th,
+                derivant: d, mac: m, deviceGroupID: g, recording: false))
+        try check(
+            .deviceFirmware,
+            DeviceFirmwareOutput(
+                eventType: VortexEventKind.deviceFirmware.eventType, timestamp: t, orgId: o, siteId: s, thingName: th, derivant: d,
+                mac: m, deviceGroupID: g, fwUpdateState: 7))
+        // The merged model reads all three.
+        try check(
+            .devicePresence,
+            DeviceStateOutput(
+                mac: m, derivant: d, online: true, recording: false, fwUpdateState: 7, thingName: th, deviceGroupID: g, orgId: o,
+                siteId: s, eventType: VortexEventKind.devicePresence.eventType, timestamp: t))
+        // A kind field of the wrong type fails either way, naming the field.
+        let wrong = Self.data(#"{"recording":"yes"}"#)
+        #expect(
+            Self.decoder.decodeLegacy(DeviceRecordingOutput.self, from: wrong)
+                == .failure(.typeMismatch(model: "DeviceRecordingOutput", field: "recording", expected: "boolean")))
+    }
+
     @Test("deviceGroup prefers siteId, falls back to deviceGroupID")
     func deviceGroup() {
         #expect(DevicePresenceOutput(siteId: "s", deviceGroupID: "g").deviceGroup == "s")

@@ -50,8 +50,8 @@ public struct DeviceEventOutput<Field: DeviceEventField>: VortexDevicePayload {
 }
 
 extension DeviceEventOutput: Codable {
-    /// A key of the payload: the eight shared ones and the field's, which a generic type cannot list in a `CodingKeys`
-    /// enum.
+    /// A key of the encoded payload: the eight shared ones and the field's, which a generic type cannot list in a
+    /// `CodingKeys` enum.
     struct Key: CodingKey {
         let stringValue: String
         var intValue: Int? { nil }
@@ -62,12 +62,7 @@ extension DeviceEventOutput: Codable {
 
     /// Decodes the nine keys; absent and `null` are `nil`, unknown keys are ignored.
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: Key.self)
-        func string(_ key: DeviceKey) throws -> String? { try container.decodeIfPresent(String.self, forKey: Key(key.rawValue)) }
-        self.init(
-            eventType: try string(.eventType), timestamp: try string(.timestamp), orgId: try string(.orgId),
-            siteId: try string(.siteId), thingName: try string(.thingName), derivant: try string(.derivant), mac: try string(.mac),
-            deviceGroupID: try string(.deviceGroupID), value: try container.decodeIfPresent(Field.Value.self, forKey: Key(Field.key)))
+        try self.init(decoding: decoder)
     }
 
     /// Encodes the keys whose values are not `nil`.
@@ -79,7 +74,17 @@ extension DeviceEventOutput: Codable {
     }
 }
 
-extension DeviceEventOutput: DevicePayloadFields {}
+extension DeviceEventOutput: DevicePayloadFields {
+    static var blank: Self {
+        Self(
+            eventType: nil, timestamp: nil, orgId: nil, siteId: nil, thingName: nil, derivant: nil, mac: nil, deviceGroupID: nil,
+            value: nil)
+    }
+
+    mutating func readKindField(_ key: DeviceKey, _ value: some DeviceMemberValue) throws {
+        if key.rawValue == Field.key { self.value = try value.optional(Field.Value.self) }
+    }
+}
 
 extension DeviceEventOutput {
     /// The shared fields of `fields` (a model of another device kind, or the merged one) and the kind's own `value`.
@@ -88,16 +93,5 @@ extension DeviceEventOutput {
             eventType: fields.eventType, timestamp: fields.timestamp, orgId: fields.orgId, siteId: fields.siteId,
             thingName: fields.thingName, derivant: fields.derivant, mac: fields.mac, deviceGroupID: fields.deviceGroupID,
             value: value)
-    }
-}
-
-extension DeviceEventOutput: FlatDecodable where Field: FlatDeviceEventField {
-    init(flat object: FlatJSONDecoder.ObjectView) throws {
-        self.init(
-            eventType: nil, timestamp: nil, orgId: nil, siteId: nil, thingName: nil, derivant: nil, mac: nil, deviceGroupID: nil,
-            value: nil)
-        try read(object) { model, key, value in
-            if key == Field.deviceKey { model.value = try Field.read(value) }
-        }
     }
 }

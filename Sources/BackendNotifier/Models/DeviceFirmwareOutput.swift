@@ -4,15 +4,13 @@
 public typealias DeviceFirmwareOutput = DeviceEventOutput<DeviceFirmwareField>
 
 /// The field of ``DeviceFirmwareOutput``: `fwUpdateState`.
-public enum DeviceFirmwareField: DeviceEventField, FlatDeviceEventField {
+public enum DeviceFirmwareField: DeviceEventField {
     /// The firmware update state.
     public typealias Value = Int
     /// `fwUpdateState`.
-    public static var key: String { deviceKey.rawValue }
+    public static var key: String { DeviceKey.fwUpdateState.rawValue }
     /// `DeviceFirmwareOutput`.
     public static var modelName: String { "DeviceFirmwareOutput" }
-    static var deviceKey: DeviceKey { .fwUpdateState }
-    static func read(_ value: FlatJSONDecoder.Value) throws -> Int? { try value.optionalInt() }
 }
 
 extension DeviceEventOutput where Field == DeviceFirmwareField {

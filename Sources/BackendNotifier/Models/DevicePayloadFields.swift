@@ -1,6 +1,9 @@
-/// The eight fields every device model shares, settable: read from JSON in one place (``read(_:own:)``, each model's
-/// `init(flat:)` reading only its own fields on top) and renamed in one place by the notifier's router.
-protocol DevicePayloadFields {
+/// The eight fields every device model shares, settable, and the device models' decoding, written once for both
+/// readers: ``FlatJSONDecoder`` over the payload's bytes (the fast path nearly every event takes) and any `Decoder` (the
+/// model's `Decodable` conformance, which `JSONDecoder` uses when the fast path does not apply, and to name what is
+/// wrong). So the two agree by construction: the same keys, `null` as `nil`, unknown keys ignored. The notifier's router
+/// renames through it too.
+protocol DevicePayloadFields: Decodable {
     var eventType: String? { get set }
     var timestamp: String? { get set }
     var orgId: String? { get set }
@@ -9,34 +12,49 @@ protocol DevicePayloadFields {
     var derivant: String? { get set }
     var mac: String? { get set }
     var deviceGroupID: String? { get set }
+
+    /// The model with every field `nil`, to read into.
+    static var blank: Self { get }
+
+    /// Reads `value` into the model's field for the kind field `key` (`online`, `recording` or `fwUpdateState`); a key
+    /// the model has no field for is ignored.
+    mutating func readKindField(_ key: DeviceKey, _ value: some DeviceMemberValue) throws
 }
 
 extension DevicePayloadFields {
-    /// Fills the fields from `object`: the shared ones here, the model's own through `own` (called for the kinds'
-    /// fields, `online`, `recording` and `fwUpdateState`). Keys that are no ``DeviceKey`` are ignored.
-    mutating func read(
-        _ object: FlatJSONDecoder.ObjectView, own: (inout Self, DeviceKey, FlatJSONDecoder.Value) throws -> Void
-    ) throws {
+    /// The model read member by member from `object`. `only`: of the kind fields, that kind's alone is read (the
+    /// others are ignored, whatever they hold). A value the fast path cannot judge is ``FlatJSONDecoder/Unsupported``.
+    init(flat object: FlatJSONDecoder.ObjectView, only kind: VortexEventKind? = nil) throws {
+        self = .blank
+        let kindField = kind?.deviceField
         for member in object.members {
             guard let key = DeviceKey(bytes: object.key(of: member).bytes) else { continue }
-            let value = object.scalar(member)
-            if try !readDeviceField(key, value) { try own(&self, key, value) }
+            try read(key, object.scalar(member), kindField: kindField)
         }
     }
 
-    /// Reads `value` into the shared field named `key`; `false` when `key` is a kind's field instead.
-    mutating func readDeviceField(_ key: DeviceKey, _ value: FlatJSONDecoder.Value) throws -> Bool {
+    /// The model read from `decoder`, key by key in the vocabulary's order: the model's `Decodable` conformance.
+    init(decoding decoder: any Decoder) throws {
+        self = .blank
+        let container = try decoder.container(keyedBy: DeviceKey.self)
+        for key in DeviceKey.allCases where container.contains(key) {
+            try read(key, DecodingContainerMember(container: container, key: key), kindField: nil)
+        }
+    }
+
+    /// `kindField`: the one kind field to read, or `nil` for all of them.
+    private mutating func read(_ key: DeviceKey, _ value: some DeviceMemberValue, kindField: DeviceKey?) throws {
         switch key {
         case .eventType: eventType = try value.optionalEventType()
-        case .timestamp: timestamp = try value.optionalString()
-        case .orgId: orgId = try value.optionalString()
-        case .siteId: siteId = try value.optionalString()
-        case .thingName: thingName = try value.optionalString()
-        case .derivant: derivant = try value.optionalString()
-        case .mac: mac = try value.optionalString()
-        case .deviceGroupID: deviceGroupID = try value.optionalString()
-        case .online, .recording, .fwUpdateState: return false
+        case .timestamp: timestamp = try value.optional(String.self)
+        case .orgId: orgId = try value.optional(String.self)
+        case .siteId: siteId = try value.optional(String.self)
+        case .thingName: thingName = try value.optional(String.self)
+        case .derivant: derivant = try value.optional(String.self)
+        case .mac: mac = try value.optional(String.self)
+        case .deviceGroupID: deviceGroupID = try value.optional(String.self)
+        case .online, .recording, .fwUpdateState:
+            if kindField == nil || kindField == key { try readKindField(key, value) }
         }
-        return true
     }
 }

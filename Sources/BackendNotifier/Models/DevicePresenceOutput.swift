@@ -4,15 +4,13 @@
 public typealias DevicePresenceOutput = DeviceEventOutput<DevicePresenceField>
 
 /// The field of ``DevicePresenceOutput``: `online`.
-public enum DevicePresenceField: DeviceEventField, FlatDeviceEventField {
+public enum DevicePresenceField: DeviceEventField {
     /// Whether the device is online.
     public typealias Value = Bool
     /// `online`.
-    public static var key: String { deviceKey.rawValue }
+    public static var key: String { DeviceKey.online.rawValue }
     /// `DevicePresenceOutput`.
     public static var modelName: String { "DevicePresenceOutput" }
-    static var deviceKey: DeviceKey { .online }
-    static func read(_ value: FlatJSONDecoder.Value) throws -> Bool? { try value.optionalBool() }
 }
 
 extension DeviceEventOutput where Field == DevicePresenceField {

@@ -4,15 +4,13 @@
 public typealias DeviceRecordingOutput = DeviceEventOutput<DeviceRecordingField>
 
 /// The field of ``DeviceRecordingOutput``: `recording`.
-public enum DeviceRecordingField: DeviceEventField, FlatDeviceEventField {
+public enum DeviceRecordingField: DeviceEventField {
     /// Whether the device is recording.
     public typealias Value = Bool
     /// `recording`.
-    public static var key: String { deviceKey.rawValue }
+    public static var key: String { DeviceKey.recording.rawValue }
     /// `DeviceRecordingOutput`.
     public static var modelName: String { "DeviceRecordingOutput" }
-    static var deviceKey: DeviceKey { .recording }
-    static func read(_ value: FlatJSONDecoder.Value) throws -> Bool? { try value.optionalBool() }
 }
 
 extension DeviceEventOutput where Field == DeviceRecordingField {

@@ -149,22 +149,20 @@ extension DeviceStateOutput {
     }
 }
 
-extension DeviceStateOutput: DevicePayloadFields, FlatDecodable {
-    init(flat object: FlatJSONDecoder.ObjectView) throws {
-        try self.init(flat: object, only: nil)
+extension DeviceStateOutput: DevicePayloadFields {
+    /// Decodes every device key; absent and `null` are `nil`, unknown keys are ignored.
+    public init(from decoder: any Decoder) throws {
+        try self.init(decoding: decoder)
     }
 
-    /// `only`: the merged form of an event of that device kind, read straight from its payload: the field of the kind
-    /// alone, as `init(_:)` of the kind's model gives (the other kinds' fields are ignored, whatever they hold).
-    init(flat object: FlatJSONDecoder.ObjectView, only kind: VortexEventKind?) throws {
-        self.init()
-        try read(object) { model, key, value in
-            switch key {
-            case .online where kind == nil || kind == .devicePresence: model.online = try value.optionalBool()
-            case .recording where kind == nil || kind == .deviceRecording: model.recording = try value.optionalBool()
-            case .fwUpdateState where kind == nil || kind == .deviceFirmware: model.fwUpdateState = try value.optionalInt()
-            default: break
-            }
+    static var blank: Self { Self() }
+
+    mutating func readKindField(_ key: DeviceKey, _ value: some DeviceMemberValue) throws {
+        switch key {
+        case .online: online = try value.optional(Bool.self)
+        case .recording: recording = try value.optional(Bool.self)
+        case .fwUpdateState: fwUpdateState = try value.optional(Int.self)
+        default: break
         }
     }
 }

@@ -19,10 +19,10 @@ enum FlatJSONDecoder {
         }
     }
 
-    /// `object` decoded as `type`, member by member for a ``FlatDecodable`` model, through `Decoder` otherwise; `nil`
+    /// `object` decoded as `type`, member by member for a device model (``DevicePayloadFields``), through `Decoder` otherwise; `nil`
     /// when the fast path does not apply.
     static func decode<T: Decodable>(_ type: T.Type, from object: ObjectView) -> T? {
-        if let flat = type as? any FlatDecodable.Type { return (try? flat.init(flat: object)) as? T }
+        if let device = type as? any DevicePayloadFields.Type { return (try? device.init(flat: object)) as? T }
         return try? T(from: ValueDecoder(value: .object(object)))
     }
 
@@ -76,7 +76,7 @@ enum FlatJSONDecoder {
         /// A member's key, to match against literals (`case "thingName":`); keys never contain escapes here.
         func key(of member: JSONEnvelope.Member) -> Key { Key(bytes: UnsafeBufferPointer(rebasing: bytes[member.key])) }
 
-        /// A member's value for the scalar accessors (`optionalString()` and the like), which reject any other kind of
+        /// A member's value for the scalar accessors (``Value/optional(_:)`` and the like), which reject any other kind of
         /// value; nested objects are not scanned again.
         func scalar(_ member: JSONEnvelope.Member) -> Value { .scalar(member, bytes) }
 
@@ -111,7 +111,7 @@ enum FlatJSONDecoder {
     }
 
     /// A value being decoded: an object, or a string, number or literal.
-    enum Value {
+    enum Value: DeviceMemberValue {
         case object(ObjectView)
         case scalar(JSONEnvelope.Member, UnsafeBufferPointer<UInt8>)
 
@@ -139,17 +139,22 @@ enum FlatJSONDecoder {
             return UnsafeBufferPointer(rebasing: bytes[member.value])
         }
 
-        /// ``optionalString()`` for `eventType`: a kind's own spelling is that kind's constant, so the field costs no
-        /// allocation (it is longer than a string stored inline).
+        /// ``optional(_:)`` of a `String` for `eventType`: a kind's own spelling is that kind's constant, so the field
+        /// costs no allocation (it is longer than a string stored inline).
         func optionalEventType() throws -> String? {
             if let kind = plainStringBytes.flatMap(VortexEventKind.init(eventTypeBytes:)) { return kind.eventType }
-            return try optionalString()
+            return try optional(String.self)
         }
 
-        /// For ``FlatDecodable`` models: what `decodeIfPresent` gives for an optional property (`nil` for `null`).
-        func optionalString() throws -> String? { isNull ? nil : try string() }
-        func optionalBool() throws -> Bool? { isNull ? nil : try bool() }
-        func optionalInt() throws -> Int? { isNull ? nil : try int() }
+        /// For the device models (``DevicePayloadFields``): what `decodeIfPresent` gives (`nil` for `null`). The device
+        /// fields' types are read directly (the checks fold away once specialized); any other through `Decoder`.
+        func optional<T: Decodable>(_ type: T.Type) throws -> T? {
+            if isNull { return nil }
+            if T.self == String.self { return try string() as? T }
+            if T.self == Bool.self { return try bool() as? T }
+            if T.self == Int.self { return try int() as? T }
+            return try FlatJSONDecoder.decodeNested(type, self, codingPath: [])
+        }
 
         /// Plain decimal digits, read without building a string; anything else (a fraction, an exponent, an overflow) is
         /// left to JSONDecoder's own rules.

@@ -31,7 +31,7 @@ public struct VortexEventDecoder: Sendable {
     func decodeModel(
         _ kind: VortexEventKind, from json: Data, requiringMetadata required: Bool = false
     ) -> Result<VortexEvent, VortexDecodingError> {
-        func model<T: FlatDecodable & VortexEventPayload>(_ wrap: (T) -> VortexEvent) -> Result<VortexEvent, VortexDecodingError> {
+        func model<T: DevicePayloadFields & VortexEventPayload>(_ wrap: (T) -> VortexEvent) -> Result<VortexEvent, VortexDecodingError> {
             Self.checked(decodeLegacy(T.self, from: json), required, wrap)
         }
         func model<T: VortexEventPayload>(_ wrap: (T) -> VortexEvent) -> Result<VortexEvent, VortexDecodingError> {
@@ -98,8 +98,9 @@ public struct VortexEventDecoder: Sendable {
         return decodeWithJSONDecoder(type, from: json)
     }
 
-    /// ``decodeLegacy(_:from:)`` for the models the fast path fills member by member, without a runtime type check.
-    func decodeLegacy<T: FlatDecodable>(_ type: T.Type, from json: Data) -> Result<T, VortexDecodingError> {
+    /// ``decodeLegacy(_:from:)`` for the device models, which the fast path fills member by member, without a runtime type
+    /// check.
+    func decodeLegacy<T: DevicePayloadFields>(_ type: T.Type, from json: Data) -> Result<T, VortexDecodingError> {
         let fast = json.withUnsafeBytes { raw in FlatJSONDecoder.object(raw.bindMemory(to: UInt8.self)).flatMap { try? T(flat: $0) } }
         if let fast { return .success(fast) }
         return decodeWithJSONDecoder(type, from: json)
@@ -168,7 +169,7 @@ public struct VortexEventDecoder: Sendable {
     private static func event(
         _ kind: VortexEventKind, from object: FlatJSONDecoder.ObjectView, requiringMetadata required: Bool
     ) -> Result<VortexEvent, VortexDecodingError>? {
-        func flat<T: FlatDecodable & VortexEventPayload>(_ wrap: (T) -> VortexEvent) -> Result<VortexEvent, VortexDecodingError>? {
+        func flat<T: DevicePayloadFields & VortexEventPayload>(_ wrap: (T) -> VortexEvent) -> Result<VortexEvent, VortexDecodingError>? {
             guard let model = try? T(flat: object) else { return nil }
             return checked(.success(model), required, wrap)
         }
