@@ -43,8 +43,8 @@ public final class SubscriptionProbe: Sendable {
         events.compactMap { if case .payload(let payload) = $0 { payload.text } else { nil } }
     }
 
-    /// The next event not yet returned, waiting for it.
-    public func next(timeout: Double = 5) async throws -> SubscriptionEvent {
+    /// The next event not yet returned, waiting for it (by default for ``scriptedWait``, a bound on a hang).
+    public func next(timeout: Double = scriptedWait) async throws -> SubscriptionEvent {
         try await withTestTimeout(timeout, "the next subscription event") { [state] in
             while true {
                 let next: SubscriptionEvent? = state.withLock { state in
@@ -59,8 +59,8 @@ public final class SubscriptionProbe: Sendable {
         }
     }
 
-    /// Waits for the stream to end.
-    public func ending(timeout: Double = 5) async throws -> Ending {
+    /// Waits for the stream to end (by default for ``scriptedWait``).
+    public func ending(timeout: Double = scriptedWait) async throws -> Ending {
         try await withTestTimeout(timeout, "the stream to end") { [state] in
             while true {
                 if let ending = state.withLock({ $0.ending }) { return ending }

@@ -27,7 +27,7 @@ struct ClientIntegrationTests {
     }
 
     /// The next payload of `probe`, skipping `.live` / `.resumed`.
-    func nextPayload(_ probe: SubscriptionProbe, timeout: Double = 5) async throws -> String {
+    func nextPayload(_ probe: SubscriptionProbe, timeout: Double = scriptedWait) async throws -> String {
         while true {
             if case .payload(let payload) = try await probe.next(timeout: timeout) { return payload.text }
         }

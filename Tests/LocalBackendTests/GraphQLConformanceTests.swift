@@ -160,18 +160,24 @@ struct GraphQLConformanceTests {
     @Test("the init timeout is configurable and defaults to 3 s; an acknowledged connection outlives it")
     func initTimeout() async throws {
         #expect(LocalBackendConfiguration().graphQLInitTimeout == .seconds(3))
-        // Scaled (2 s on a plain build): under a sanitizer, or the soak's CPU burners (seen once, 2026-11-26), the first
-        // connection's own handshake can outlast 1 s.
-        try await withBackend({ $0.graphQLInitTimeout = TestTime.scaled(.seconds(2)) }) { backend in
-            let socket = try await backend.graphQLSession("u-1")
-            // A connection opened after it and never acknowledged is closed by the timeout (4408): by then the
-            // acknowledged one's timeout has passed too, and it is still open.
-            let late = try await backend.graphQLSocket()
-            #expect(try await late.waitForClose().code == 4408)
-            #expect(try await socket.sync().isEmpty)
-            #expect(!socket.isClosed)
-            await socket.close()
+        // The acknowledged connection outlives the timeout only if its own handshake ends within it: under a sanitizer or
+        // the soak's CPU burners it outlasted 1 s (2026-11-26) and then 2 s (2026-11-27), and was closed 4408 itself.
+        // Then the next, longer timeout is tried; the behaviour is checked in full on the first that the handshake meets.
+        var checked = false
+        for seconds in [2, 5, 12] where !checked {
+            try await withBackend({ $0.graphQLInitTimeout = TestTime.scaled(.seconds(seconds)) }) { backend in
+                guard let socket = try? await backend.graphQLSession("u-1") else { return }
+                // A connection opened after it and never acknowledged is closed by the timeout (4408): by then the
+                // acknowledged one's timeout has passed too, and it is still open.
+                let late = try await backend.graphQLSocket()
+                #expect(try await late.waitForClose().code == 4408)
+                #expect(try await socket.sync().isEmpty)
+                #expect(!socket.isClosed)
+                await socket.close()
+                checked = true
+            }
         }
+        #expect(checked, "the session's handshake outlasted every init timeout tried, up to 12 s")
     }
 
     // MARK: Messages that keep the connection up
