@@ -45,7 +45,7 @@ public final class CapturedLog: LogHandler, Sendable {
     }
 
     /// Waits until a line containing `text` was logged.
-    public func waitFor(_ text: String, timeout: Double = 5) async throws {
+    public func waitFor(_ text: String, timeout: Double = scriptedWait) async throws {
         try await withTestTimeout(timeout, "a log line with \"\(text)\"") { [lines] in
             while !lines.withLock({ $0.contains { $0.contains(text) } }) { try await TestTime.pollPause() }
         }

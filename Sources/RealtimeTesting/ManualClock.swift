@@ -84,7 +84,7 @@ public final class ManualClock: Clock, Sendable {
 
     /// Waits (in real time) until some task sleeps on the clock for exactly `duration` from when it started sleeping:
     /// the way a test knows a particular timer (a 10 s backoff, a 15 s ack wait) is armed before advancing.
-    public func waitForSleeper(sleeping duration: Duration, timeout: Double = 5) async throws {
+    public func waitForSleeper(sleeping duration: Duration, timeout: Double = scriptedWait) async throws {
         let start = ContinuousClock.now
         while !state.withLock({ $0.sleepers.contains { $0.duration == duration } }) {
             if ContinuousClock.now - start > .milliseconds(Int64(TestTime.scaled(timeout) * 1000)) {
@@ -96,7 +96,7 @@ public final class ManualClock: Clock, Sendable {
 
     /// Waits (in real time, briefly yielding) until at least `count` tasks sleep on the clock.
     /// - Throws: ``TestTimeoutError`` if that does not happen within `timeout` seconds.
-    public func waitForSleepers(atLeast count: Int = 1, timeout: Double = 5) async throws {
+    public func waitForSleepers(atLeast count: Int = 1, timeout: Double = scriptedWait) async throws {
         let start = ContinuousClock.now
         while sleeperCount < count {
             if ContinuousClock.now - start > .milliseconds(Int64(TestTime.scaled(timeout) * 1000)) {

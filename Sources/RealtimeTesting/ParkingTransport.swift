@@ -49,7 +49,7 @@ public final class ParkingTransport: RealtimeTransport, Sendable {
     public func parkedCount(_ call: Call) -> Int { state.withLock { $0.parked.filter { $0.call == call }.count } }
 
     /// Waits (in real time, briefly yielding) until `count` calls of `call` are parked.
-    public func waitUntilParked(_ call: Call, count: Int = 1, timeout: Double = 5) async throws {
+    public func waitUntilParked(_ call: Call, count: Int = 1, timeout: Double = scriptedWait) async throws {
         try await withTestTimeout(timeout, "\(count) parked \(call) call(s)") { [state] in
             while state.withLock({ $0.parked.filter { $0.call == call }.count }) < count { try await TestTime.pollPause() }
         }

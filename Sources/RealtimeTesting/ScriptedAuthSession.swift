@@ -50,7 +50,7 @@ public final class ScriptedAuthSession: AuthSession, Sendable {
 
     /// Waits (in real time, polling) until at least `count` calls are held.
     /// - Throws: ``TestTimeoutError`` if that does not happen within `timeout` seconds.
-    public func waitForHeldCalls(_ count: Int = 1, timeout: Double = 5) async throws {
+    public func waitForHeldCalls(_ count: Int = 1, timeout: Double = scriptedWait) async throws {
         try await withTestTimeout(timeout, "\(count) held credentials call(s)") { [state] in
             while state.withLock({ $0.held.count }) < count { try await TestTime.pollPause() }
         }

@@ -117,7 +117,7 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
 
     /// Waits until `verifyConnection()` has been called `count` times in all (the notifier asks for it from a task of
     /// its own, after `enterForeground()` returned).
-    public func waitForVerifications(_ count: Int, timeout: Double = 5) async throws {
+    public func waitForVerifications(_ count: Int, timeout: Double = scriptedWait) async throws {
         try await withTestTimeout(timeout, "\(count) verifyConnection() call(s)") { [state] in
             while state.withLock({ $0.verifications < count }) { try await TestTime.pollPause() }
         }
@@ -125,7 +125,8 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
 
     /// Waits for the first subscription opened after `index` (exclusive) whose request matches.
     public func waitForSubscription(
-        after index: Int = -1, timeout: Double = 5, where matches: @escaping @Sendable (SubscriptionRequest) -> Bool = { _ in true }
+        after index: Int = -1, timeout: Double = scriptedWait,
+        where matches: @escaping @Sendable (SubscriptionRequest) -> Bool = { _ in true }
     ) async throws -> Subscription {
         try await withTestTimeout(timeout, "a matching subscription") { [state] in
             while true {

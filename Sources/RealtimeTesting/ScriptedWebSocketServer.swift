@@ -1,8 +1,10 @@
 import Foundation
 import SubscriberCore
 
-/// How long the scripted server's waits (a connection, a sent frame, a ping, a close) and ``SubscriptionProbe``'s allow
-/// for what should happen, in seconds: they only bound a hang. 5 s was too short on a loaded machine. In the soak, four
+/// How long a test's waits allow by default for what should happen, in seconds: the scripted server's (a connection, a
+/// sent frame, a ping, a close), ``SubscriptionProbe``'s, ``ManualClock``'s, ``withTestTimeout(_:_:_:)``,
+/// ``waitUntil(_:timeout:_:)`` and the other helpers'. They only bound a hang, so a wait that must run out (a check
+/// that something does not happen) passes its own short timeout. 5 s was too short on a loaded machine. In the soak, four
 /// tests of the notifier group timed out waiting for a client to connect while a 200,000-event test of the same run held
 /// both cores' worker threads; and a local-backend test that takes 0.14 s alone took 5-7 s in every round, as the
 /// group's 95 tests start their backends at once beside the burners, and once timed out waiting for its event.

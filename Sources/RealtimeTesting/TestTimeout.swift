@@ -47,7 +47,7 @@ public enum TestTime {
 /// The operation runs in a task of its own that is cancelled on timeout but never awaited after it: an operation that
 /// ignores cancellation still cannot hold the test up.
 public func withTestTimeout<T: Sendable>(
-    _ seconds: Double = 10, _ what: String = "operation", _ operation: @escaping @Sendable () async throws -> T
+    _ seconds: Double = scriptedWait, _ what: String = "operation", _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let slot = Locked<CheckedContinuation<T, any Error>?>(nil)
     // Resumes the caller once: with the operation's result or the timeout, whichever comes first.
@@ -86,7 +86,7 @@ public func withTestTimeout<T: Sendable>(
 /// Waits in real time until `condition` holds, checking it every millisecond: for an explicit event a test cannot be
 /// told of otherwise (a consumer waiting, a connection accepted). Throws ``TestTimeoutError`` after `seconds` (times
 /// ``TestTime/scale``).
-public func waitUntil(_ what: String, timeout seconds: Double = 5, _ condition: @escaping @Sendable () -> Bool) async throws {
+public func waitUntil(_ what: String, timeout seconds: Double = scriptedWait, _ condition: @escaping @Sendable () -> Bool) async throws {
     let clock = ContinuousClock()
     let deadline = clock.now.advanced(by: TestTime.scaled(.milliseconds(Int64(seconds * 1000))))
     while !condition() {

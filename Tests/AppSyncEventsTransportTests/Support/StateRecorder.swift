@@ -19,7 +19,7 @@ final class StateRecorder: Sendable {
     var recorded: [ConnectionState] { states.withLock { $0 } }
 
     /// Waits until `state` has been recorded.
-    func waitFor(_ state: ConnectionState, timeout: Double = 5) async throws {
+    func waitFor(_ state: ConnectionState, timeout: Double = scriptedWait) async throws {
         try await withTestTimeout(timeout, "state \(state)") { [states] in
             while !states.withLock({ $0.contains(state) }) { try await TestTime.pollPause() }
         }

@@ -15,7 +15,7 @@ final class ValueProbe<Value: Sendable>: Sendable {
     var received: [Value] { values.withLock { $0 } }
 
     /// The next value not yet returned.
-    func next(timeout: Double = 5) async throws -> Value {
+    func next(timeout: Double = scriptedWait) async throws -> Value {
         try await withTestTimeout(timeout, "the next value") { [values, cursor] in
             while true {
                 let next: Value? = cursor.withLock { index in
@@ -32,7 +32,7 @@ final class ValueProbe<Value: Sendable>: Sendable {
     }
 
     /// Waits until at least `count` values arrived.
-    func waitForCount(_ count: Int, timeout: Double = 5) async throws {
+    func waitForCount(_ count: Int, timeout: Double = scriptedWait) async throws {
         try await withTestTimeout(timeout, "\(count) values") { [values] in
             while values.withLock({ $0.count }) < count { try await TestTime.pollPause() }
         }

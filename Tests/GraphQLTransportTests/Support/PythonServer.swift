@@ -437,13 +437,13 @@ struct RawGraphQLSocket: Sendable {
     }
 
     /// The next event, failing after `timeout` seconds.
-    func receive(timeout: Double = 5) async throws -> WebSocketInboundEvent {
+    func receive(timeout: Double = scriptedWait) async throws -> WebSocketInboundEvent {
         let connection = connection
         return try await withTestTimeout(timeout, "a WebSocket event from strawberry") { await connection.receive() }
     }
 
     /// The next text frame; throws if the connection closes instead.
-    func nextFrame(timeout: Double = 5) async throws -> Frame {
+    func nextFrame(timeout: Double = scriptedWait) async throws -> Frame {
         switch try await receive(timeout: timeout) {
         case .closed(let info):
             throw UnexpectedEvent(description: "connection closed (\(info)) while a frame was expected")
@@ -460,7 +460,7 @@ struct RawGraphQLSocket: Sendable {
     }
 
     /// Skips frames until the connection closes, and returns how.
-    func closeInfo(timeout: Double = 5) async throws -> WebSocketCloseInfo {
+    func closeInfo(timeout: Double = scriptedWait) async throws -> WebSocketCloseInfo {
         let connection = connection
         return try await withTestTimeout(timeout, "strawberry to close the connection") {
             while true {

@@ -56,7 +56,7 @@ final class SupervisorHarness: Sendable {
     var recordedStates: [ConnectionState] { recorded.withLock { $0 } }
 
     /// Waits until `state` was reported (at any point so far).
-    func waitFor(_ state: ConnectionState, timeout: Double = 5) async throws {
+    func waitFor(_ state: ConnectionState, timeout: Double = scriptedWait) async throws {
         try await withTestTimeout(timeout, "state \(state)") { [recorded] in
             while !recorded.withLock({ $0.contains(state) }) { try await TestTime.pollPause() }
         }
