@@ -1,29 +1,25 @@
 import Foundation
 import SubscriberCore
 
-/// A fast path in front of `JSONDecoder` for the shape events have: an ASCII JSON object of strings, numbers,
-/// literals and nested objects, decoded into the payload models through their own `Decodable` conformances.
+/// A fast path in front of `JSONDecoder` for the device models (``DevicePayloadFields``), the events that come by the
+/// thousand: an ASCII JSON object of strings, numbers, literals and nested objects, read member by member by the
+/// models' own decoding code.
 ///
 /// It reads the payload with the transports' single-pass ``JSONEnvelope`` scanner instead of building
 /// `JSONDecoder`'s value tree, and it only ever answers when it is sure to agree with `JSONDecoder`: anything it does
 /// not handle exactly alike (non-ASCII bytes, arrays, duplicate or escaped keys, a number that is not plain JSON, a
-/// type mismatch, a missing key, ``JSONValue`` and the types `JSONDecoder` treats specially) makes it return `nil`,
-/// and the caller decodes with `JSONDecoder`, which then also produces the error. So values are the same either
-/// way; only the cost differs.
+/// type mismatch) makes it return `nil`, and the caller decodes with `JSONDecoder`, which then also produces the error.
+/// So values are the same either way; only the cost differs. The other models, whose events are rare, always take
+/// `JSONDecoder`.
 enum FlatJSONDecoder {
-    /// `json` decoded as `type`, or `nil` when the fast path does not apply (decode with `JSONDecoder` then).
+    /// `json` decoded as `type` when `type` is a device model and the fast path applies; `nil` otherwise (decode with
+    /// `JSONDecoder` then).
     static func decode<T: Decodable>(_ type: T.Type, from json: Data) -> T? {
-        json.withUnsafeBytes { raw -> T? in
+        guard let device = type as? any DevicePayloadFields.Type else { return nil }
+        return json.withUnsafeBytes { raw -> T? in
             guard let object = object(raw.bindMemory(to: UInt8.self)) else { return nil }
-            return decode(type, from: object)
+            return (try? device.init(flat: object)) as? T
         }
-    }
-
-    /// `object` decoded as `type`, member by member for a device model (``DevicePayloadFields``), through `Decoder` otherwise; `nil`
-    /// when the fast path does not apply.
-    static func decode<T: Decodable>(_ type: T.Type, from object: ObjectView) -> T? {
-        if let device = type as? any DevicePayloadFields.Type { return (try? device.init(flat: object)) as? T }
-        return try? T(from: ValueDecoder(value: .object(object)))
     }
 
     /// The JSON object in `bytes` if the fast path applies to it (ASCII, no duplicate or escaped keys, valid values).
@@ -78,12 +74,12 @@ enum FlatJSONDecoder {
 
         /// A member's value for the scalar accessors (``Value/optional(_:)`` and the like), which reject any other kind of
         /// value; nested objects are not scanned again.
-        func scalar(_ member: JSONEnvelope.Member) -> Value { .scalar(member, bytes) }
+        func scalar(_ member: JSONEnvelope.Member) -> Value { Value(member: member, bytes: bytes) }
 
         /// The string value of `key`, if the object has one (escapes resolved); `nil` for any other value or none.
         func string(_ key: String) -> String? {
             guard let member = member(key), member.kind == .string else { return nil }
-            return try? Value.scalar(member, bytes).string()
+            return try? scalar(member).string()
         }
 
         func member(_ key: String) -> JSONEnvelope.Member? {
@@ -91,13 +87,6 @@ enum FlatJSONDecoder {
             return key.withUTF8 { wanted in members.first { JSONEnvelope.bytes($0.key, in: bytes, equal: wanted) } }
         }
 
-        func value(of member: JSONEnvelope.Member) throws -> Value {
-            switch member.kind {
-            case .object: .object(try ObjectView(UnsafeBufferPointer(rebasing: bytes[member.value])))
-            case .string, .number, .literal: .scalar(member, bytes)
-            case .array: throw Unsupported()
-            }
-        }
     }
 
     /// A member's key, matched against string literals in `switch` statements.
@@ -110,32 +99,27 @@ enum FlatJSONDecoder {
         }
     }
 
-    /// A value being decoded: an object, or a string, number or literal.
-    enum Value: DeviceMemberValue {
-        case object(ObjectView)
-        case scalar(JSONEnvelope.Member, UnsafeBufferPointer<UInt8>)
+    /// A member's value as the device models read it: a string, number or literal (anything else is refused).
+    struct Value: DeviceMemberValue {
+        let member: JSONEnvelope.Member
+        let bytes: UnsafeBufferPointer<UInt8>
 
-        var isNull: Bool {
-            guard case .scalar(let member, let bytes) = self, member.kind == .literal else { return false }
-            return bytes[member.value].first == UInt8(ascii: "n")
-        }
+        var isNull: Bool { member.kind == .literal && bytes[member.value].first == UInt8(ascii: "n") }
 
         func string() throws -> String {
-            guard case .scalar(let member, let bytes) = self, member.kind == .string else { throw Unsupported() }
+            guard member.kind == .string else { throw Unsupported() }
             if member.valueHasEscapes { return String(decoding: try JSONEnvelope.unescape(bytes, member.value), as: UTF8.self) }
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[member.value]), as: UTF8.self)
         }
 
         func bool() throws -> Bool {
-            guard case .scalar(let member, let bytes) = self, member.kind == .literal, let first = bytes[member.value].first,
-                first != UInt8(ascii: "n")
-            else { throw Unsupported() }
+            guard member.kind == .literal, let first = bytes[member.value].first, first != UInt8(ascii: "n") else { throw Unsupported() }
             return first == UInt8(ascii: "t")
         }
 
         /// The string's bytes when it needs no unescaping; `nil` for anything else.
         var plainStringBytes: UnsafeBufferPointer<UInt8>? {
-            guard case .scalar(let member, let bytes) = self, member.kind == .string, !member.valueHasEscapes else { return nil }
+            guard member.kind == .string, !member.valueHasEscapes else { return nil }
             return UnsafeBufferPointer(rebasing: bytes[member.value])
         }
 
@@ -147,19 +131,20 @@ enum FlatJSONDecoder {
         }
 
         /// For the device models (``DevicePayloadFields``): what `decodeIfPresent` gives (`nil` for `null`). The device
-        /// fields' types are read directly (the checks fold away once specialized); any other through `Decoder`.
+        /// fields' types (`String`, `Bool`, `Int`) are read directly, the checks folding away once specialized; any
+        /// other type is `JSONDecoder`'s.
         func optional<T: Decodable>(_ type: T.Type) throws -> T? {
             if isNull { return nil }
             if T.self == String.self { return try string() as? T }
             if T.self == Bool.self { return try bool() as? T }
             if T.self == Int.self { return try int() as? T }
-            return try FlatJSONDecoder.decodeNested(type, self, codingPath: [])
+            throw Unsupported()
         }
 
         /// Plain decimal digits, read without building a string; anything else (a fraction, an exponent, an overflow) is
         /// left to JSONDecoder's own rules.
         func int() throws -> Int {
-            guard case .scalar(let member, let bytes) = self, member.kind == .number else { throw Unsupported() }
+            guard member.kind == .number else { throw Unsupported() }
             let digits = bytes[member.value]
             var index = digits.startIndex
             let negative = digits[index] == UInt8(ascii: "-")
@@ -174,136 +159,6 @@ enum FlatJSONDecoder {
             }
             return negative ? -value : value
         }
-
-        /// The number's text, for the standard library's parsers (exact for integers, correctly rounded for floats).
-        func numberText() throws -> String {
-            guard case .scalar(let member, let bytes) = self, member.kind == .number else { throw Unsupported() }
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[member.value]), as: UTF8.self)
-        }
-
-        func integer<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
-            // Plain digits only: a fraction or an exponent is left to JSONDecoder's own rules.
-            let text = try numberText()
-            guard !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), let value = I(text) else { throw Unsupported() }
-            return value
-        }
-
-        func floatingPoint<F: BinaryFloatingPoint & LosslessStringConvertible>(_ type: F.Type) throws -> F {
-            // Out of range (infinite) is JSONDecoder's to judge.
-            guard let value = F(try numberText()), value.isFinite else { throw Unsupported() }
-            return value
-        }
-    }
-
-    /// The `Decoder` over one value.
-    struct ValueDecoder: Decoder {
-        let value: Value
-        var codingPath: [any CodingKey] = []
-        var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-        func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-            guard case .object(let object) = value else { throw Unsupported() }
-            return KeyedDecodingContainer(KeyedContainer<Key>(object: object, codingPath: codingPath))
-        }
-
-        func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw Unsupported() }
-
-        func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleValue(value: value, codingPath: codingPath) }
-    }
-
-    /// Decodes a nested value, refusing the types `JSONDecoder` handles in its own way.
-    static func decodeNested<T: Decodable>(_ type: T.Type, _ value: Value, codingPath: [any CodingKey]) throws -> T {
-        if T.self == JSONValue.self || T.self == Date.self || T.self == Data.self || T.self == URL.self || T.self == Decimal.self {
-            throw Unsupported()
-        }
-        return try T(from: ValueDecoder(value: value, codingPath: codingPath))
-    }
-
-    struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-        let object: ObjectView
-        let codingPath: [any CodingKey]
-
-        var allKeys: [Key] { object.members.compactMap { Key(stringValue: String(decoding: object.bytes[$0.key], as: UTF8.self)) } }
-
-        func contains(_ key: Key) -> Bool { object.member(key.stringValue) != nil }
-
-        private func value(_ key: Key) throws -> Value {
-            guard let member = object.member(key.stringValue) else { throw Unsupported() }
-            return try object.value(of: member)
-        }
-
-        func decodeNil(forKey key: Key) throws -> Bool { try value(key).isNull }
-        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try value(key).bool() }
-        func decode(_ type: String.Type, forKey key: Key) throws -> String { try value(key).string() }
-        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try value(key).floatingPoint(Double.self) }
-        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try value(key).floatingPoint(Float.self) }
-        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try value(key).integer(Int.self) }
-        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try value(key).integer(Int8.self) }
-        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try value(key).integer(Int16.self) }
-        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try value(key).integer(Int32.self) }
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try value(key).integer(Int64.self) }
-        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try value(key).integer(UInt.self) }
-        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try value(key).integer(UInt8.self) }
-        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try value(key).integer(UInt16.self) }
-        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try value(key).integer(UInt32.self) }
-        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try value(key).integer(UInt64.self) }
-
-        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-            try FlatJSONDecoder.decodeNested(type, value(key), codingPath: codingPath + [key])
-        }
-
-        // One lookup per optional field instead of the default's three (contains, decodeNil, decode).
-        private func presentValue(_ key: Key) throws -> Value? {
-            guard let member = object.member(key.stringValue) else { return nil }
-            let value = try object.value(of: member)
-            return value.isNull ? nil : value
-        }
-
-        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try presentValue(key)?.string() }
-        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try presentValue(key)?.bool() }
-        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try presentValue(key)?.integer(Int.self) }
-        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-            try presentValue(key)?.floatingPoint(Double.self)
-        }
-        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-            guard let value = try presentValue(key) else { return nil }
-            return try FlatJSONDecoder.decodeNested(type, value, codingPath: codingPath + [key])
-        }
-
-        func nestedContainer<NestedKey: CodingKey>(
-            keyedBy type: NestedKey.Type, forKey key: Key
-        ) throws
-            -> KeyedDecodingContainer<NestedKey>
-        {
-            guard case .object(let nested) = try value(key) else { throw Unsupported() }
-            return KeyedDecodingContainer(KeyedContainer<NestedKey>(object: nested, codingPath: codingPath + [key]))
-        }
-
-        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { throw Unsupported() }
-        func superDecoder() throws -> any Decoder { throw Unsupported() }
-        func superDecoder(forKey key: Key) throws -> any Decoder { throw Unsupported() }
-    }
-
-    struct SingleValue: SingleValueDecodingContainer {
-        let value: Value
-        let codingPath: [any CodingKey]
-
-        func decodeNil() -> Bool { value.isNull }
-        func decode(_ type: Bool.Type) throws -> Bool { try value.bool() }
-        func decode(_ type: String.Type) throws -> String { try value.string() }
-        func decode(_ type: Double.Type) throws -> Double { try value.floatingPoint(Double.self) }
-        func decode(_ type: Float.Type) throws -> Float { try value.floatingPoint(Float.self) }
-        func decode(_ type: Int.Type) throws -> Int { try value.integer(Int.self) }
-        func decode(_ type: Int8.Type) throws -> Int8 { try value.integer(Int8.self) }
-        func decode(_ type: Int16.Type) throws -> Int16 { try value.integer(Int16.self) }
-        func decode(_ type: Int32.Type) throws -> Int32 { try value.integer(Int32.self) }
-        func decode(_ type: Int64.Type) throws -> Int64 { try value.integer(Int64.self) }
-        func decode(_ type: UInt.Type) throws -> UInt { try value.integer(UInt.self) }
-        func decode(_ type: UInt8.Type) throws -> UInt8 { try value.integer(UInt8.self) }
-        func decode(_ type: UInt16.Type) throws -> UInt16 { try value.integer(UInt16.self) }
-        func decode(_ type: UInt32.Type) throws -> UInt32 { try value.integer(UInt32.self) }
-        func decode(_ type: UInt64.Type) throws -> UInt64 { try value.integer(UInt64.self) }
-        func decode<T: Decodable>(_ type: T.Type) throws -> T { try FlatJSONDecoder.decodeNested(type, value, codingPath: codingPath) }
     }
 
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`: what JSON allows, which the scanner does not check.

@@ -122,7 +122,7 @@ public struct VortexEventDecoder: Sendable {
             guard let object = FlatJSONDecoder.object(raw.bindMemory(to: UInt8.self)) else { return .notApplicable }
             if let fixed { return .decoded(fixed, Self.event(fixed, from: object, requiringMetadata: requiringMetadata)) }
             // The kind from the bytes: a string is made only for a spelling that is not a kind's own.
-            let spelled = object.member("eventType").map { FlatJSONDecoder.Value.scalar($0, object.bytes) }
+            let spelled = object.member("eventType").map(object.scalar)
             if let kind = spelled?.plainStringBytes.flatMap(VortexEventKind.init(eventTypeBytes:)) {
                 return .decoded(kind, Self.event(kind, from: object, requiringMetadata: requiringMetadata))
             }
@@ -155,7 +155,7 @@ public struct VortexEventDecoder: Sendable {
     func mergedDeviceEvent(_ json: Data, requiringMetadata required: Bool) -> (kind: VortexEventKind, value: DeviceStateOutput)? {
         json.withUnsafeBytes { raw in
             guard let object = FlatJSONDecoder.object(raw.bindMemory(to: UInt8.self)),
-                let spelled = object.member("eventType").map({ FlatJSONDecoder.Value.scalar($0, object.bytes) }),
+                let spelled = object.member("eventType").map(object.scalar),
                 let kind = spelled.plainStringBytes.flatMap(VortexEventKind.init(eventTypeBytes:)),
                 kind == .devicePresence || kind == .deviceRecording || kind == .deviceFirmware,
                 let value = try? DeviceStateOutput(flat: object, only: kind),
@@ -173,20 +173,12 @@ public struct VortexEventDecoder: Sendable {
             guard let model = try? T(flat: object) else { return nil }
             return checked(.success(model), required, wrap)
         }
-        func viaDecoder<T: VortexEventPayload>(_ wrap: (T) -> VortexEvent) -> Result<VortexEvent, VortexDecodingError>? {
-            guard let model = FlatJSONDecoder.decode(T.self, from: object) else { return nil }
-            return checked(.success(model), required, wrap)
-        }
         return switch kind {
         case .devicePresence: flat(VortexEvent.devicePresence)
         case .deviceRecording: flat(VortexEvent.deviceRecording)
         case .deviceFirmware: flat(VortexEvent.deviceFirmware)
-        case .archiveState: viaDecoder(VortexEvent.archiveState)
-        case .licensePhase: viaDecoder(VortexEvent.licensePhase)
-        case .plan: viaDecoder(VortexEvent.plan)
-        case .aiSettings: viaDecoder(VortexEvent.aiSettings)
-        case .roleChanged: viaDecoder(VortexEvent.roleChanged)
-        case .tokenRevoked: viaDecoder(VortexEvent.tokenRevoked)
+        // Rare events: JSONDecoder's (see FlatJSONDecoder).
+        case .archiveState, .licensePhase, .plan, .aiSettings, .roleChanged, .tokenRevoked: nil
         }
     }
 
