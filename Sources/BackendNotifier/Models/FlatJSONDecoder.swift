@@ -86,7 +86,6 @@ enum FlatJSONDecoder {
             var key = key
             return key.withUTF8 { wanted in members.first { JSONEnvelope.bytes($0.key, in: bytes, equal: wanted) } }
         }
-
     }
 
     /// A member's key, matched against string literals in `switch` statements.
