@@ -43,25 +43,23 @@ public struct ParityMatcher: Sendable {
         func gap(for event: ObservedEvent, in gaps: [ReportedGap]) -> ReportedGap? {
             gaps.first { $0.covers(stream: event.stream) && $0.contains(event.instant) }
         }
-        for event in pairing.onlyLeft {
-            let mismatch = ShadowParityReport.Mismatch(category: "onlyAppSync", appsync: event)
+        /// Files an event one side saw alone under the run's edges, or inside a gap the other side reported; `false` when
+        /// neither explains it (a true mismatch).
+        func explained(_ mismatch: ShadowParityReport.Mismatch, _ event: ObservedEvent, byGapsOf otherSide: [ReportedGap]) -> Bool {
             if outside(event) {
                 events.atEdges.append(mismatch)
-            } else if let gap = gap(for: event, in: graphQLGaps) {
+            } else if let gap = gap(for: event, in: otherSide) {
                 events.insideGaps.append(with(mismatch, gap))
             } else {
-                events.onlyAppSync.append(event)
+                return false
             }
+            return true
         }
-        for event in pairing.onlyRight {
-            let mismatch = ShadowParityReport.Mismatch(category: "onlyGraphQL", graphql: event)
-            if outside(event) {
-                events.atEdges.append(mismatch)
-            } else if let gap = gap(for: event, in: appSyncGaps) {
-                events.insideGaps.append(with(mismatch, gap))
-            } else {
-                events.onlyGraphQL.append(event)
-            }
+        for event in pairing.onlyLeft where !explained(.init(category: "onlyAppSync", appsync: event), event, byGapsOf: graphQLGaps) {
+            events.onlyAppSync.append(event)
+        }
+        for event in pairing.onlyRight where !explained(.init(category: "onlyGraphQL", graphql: event), event, byGapsOf: appSyncGaps) {
+            events.onlyGraphQL.append(event)
         }
         for pair in pairing.different where !(outside(pair.left) && outside(pair.right)) {
             let mismatch = ShadowParityReport.Mismatch(category: "different", appsync: pair.left, graphql: pair.right, fields: pair.fields)

@@ -19,12 +19,10 @@ public struct ReportedGap: Sendable, Codable, Equatable {
     public var milliseconds: Int
     /// For `eventsLost`: how many events and why.
     public var lost: String?
-    /// The window itself.
-    public var window: GapWindow { GapWindow(start: startDate, end: endDate) }
-    let startDate: Date
-    let endDate: Date
-
-    private enum CodingKeys: String, CodingKey { case kind, stream, transport, start, end, milliseconds, lost }
+    /// The window itself, read back from ``start`` and ``end`` (to the millisecond, as the reports write it).
+    public var window: GapWindow {
+        GapWindow(start: ISO8601Timestamp.date(from: start) ?? .distantPast, end: ISO8601Timestamp.date(from: end) ?? .distantPast)
+    }
 
     /// A gap of `kind` for `stream` on `transport`.
     public init(kind: String, stream: String?, transport: String, window: GapWindow, lost: String? = nil) {
@@ -35,34 +33,6 @@ public struct ReportedGap: Sendable, Codable, Equatable {
         self.end = WindowFigure.stamp(window.end)
         self.milliseconds = WindowFigure.milliseconds(window)
         self.lost = lost
-        self.startDate = window.start
-        self.endDate = window.end
-    }
-
-    /// Reads a gap back (the instants from their ISO 8601 text).
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        kind = try container.decode(String.self, forKey: .kind)
-        stream = try container.decodeIfPresent(String.self, forKey: .stream)
-        transport = try container.decode(String.self, forKey: .transport)
-        start = try container.decode(String.self, forKey: .start)
-        end = try container.decode(String.self, forKey: .end)
-        milliseconds = try container.decode(Int.self, forKey: .milliseconds)
-        lost = try container.decodeIfPresent(String.self, forKey: .lost)
-        startDate = ISO8601Timestamp.date(from: start) ?? .distantPast
-        endDate = ISO8601Timestamp.date(from: end) ?? .distantPast
-    }
-
-    /// Writes the gap (without the private instants).
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(kind, forKey: .kind)
-        try container.encodeIfPresent(stream, forKey: .stream)
-        try container.encode(transport, forKey: .transport)
-        try container.encode(start, forKey: .start)
-        try container.encode(end, forKey: .end)
-        try container.encode(milliseconds, forKey: .milliseconds)
-        try container.encodeIfPresent(lost, forKey: .lost)
     }
 
     /// The gap a connection event reports, or `nil` for events that report none.
@@ -89,11 +59,12 @@ public struct ReportedGap: Sendable, Codable, Equatable {
 
     /// Whether `date` lies inside the window, with `slack` seconds either side.
     public func contains(_ date: Date, slack: TimeInterval = 0.05) -> Bool {
-        startDate.addingTimeInterval(-slack) <= date && date <= endDate.addingTimeInterval(slack)
+        let window = window
+        return window.start.addingTimeInterval(-slack) <= date && date <= window.end.addingTimeInterval(slack)
     }
 
     /// One line: `graphql resumed device: 2034 ms (… ... …)`.
     public var summary: String {
-        "\(transport) \(kind)\(stream.map { " \($0)" } ?? ""): \(WindowFigure.text(window))\(lost.map { ", lost \($0)" } ?? "")"
+        "\(transport) \(kind)\(stream.map { " \($0)" } ?? ""): \(WindowFigure.text(milliseconds: milliseconds, start: start, end: end))\(lost.map { ", lost \($0)" } ?? "")"
     }
 }

@@ -55,10 +55,6 @@ public struct RollbackReport: Sendable, Codable, Equatable {
         public var windowEnd: String
         /// The reported window's length in milliseconds (``WindowFigure``).
         public var windowMilliseconds: Int
-        private var start: Date
-        private var end: Date
-
-        private enum CodingKeys: String, CodingKey { case from, to, windowStart, windowEnd, windowMilliseconds }
 
         /// The switch the notifier reported with `window`.
         public init(from: String, to: String, window: GapWindow) {
@@ -67,37 +63,19 @@ public struct RollbackReport: Sendable, Codable, Equatable {
             self.windowStart = WindowFigure.stamp(window.start)
             self.windowEnd = WindowFigure.stamp(window.end)
             self.windowMilliseconds = WindowFigure.milliseconds(window)
-            self.start = window.start
-            self.end = window.end
         }
 
-        /// Reads a switch back.
-        public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            from = try container.decode(String.self, forKey: .from)
-            to = try container.decode(String.self, forKey: .to)
-            windowStart = try container.decode(String.self, forKey: .windowStart)
-            windowEnd = try container.decode(String.self, forKey: .windowEnd)
-            windowMilliseconds = try container.decode(Int.self, forKey: .windowMilliseconds)
-            start = ISO8601Timestamp.date(from: windowStart) ?? .distantPast
-            end = ISO8601Timestamp.date(from: windowEnd) ?? .distantPast
+        /// The reported window, read back from ``windowStart`` and ``windowEnd`` (to the millisecond).
+        public var window: GapWindow {
+            GapWindow(
+                start: ISO8601Timestamp.date(from: windowStart) ?? .distantPast,
+                end: ISO8601Timestamp.date(from: windowEnd) ?? .distantPast)
         }
-
-        /// Writes the switch.
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(from, forKey: .from)
-            try container.encode(to, forKey: .to)
-            try container.encode(windowStart, forKey: .windowStart)
-            try container.encode(windowEnd, forKey: .windowEnd)
-            try container.encode(windowMilliseconds, forKey: .windowMilliseconds)
-        }
-
-        /// The reported window.
-        public var window: GapWindow { GapWindow(start: start, end: end) }
 
         /// The line every report prints for this switch: `switch appsync -> graphql: window 4033 ms (… ... …)`.
-        public var summary: String { "switch \(from) -> \(to): window \(WindowFigure.text(window))" }
+        public var summary: String {
+            "switch \(from) -> \(to): window \(WindowFigure.text(milliseconds: windowMilliseconds, start: windowStart, end: windowEnd))"
+        }
     }
 
     /// `published`: judged against the events the drill published (trigger `admin`); `observed`: against what two

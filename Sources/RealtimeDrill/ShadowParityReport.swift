@@ -37,18 +37,6 @@ public struct ShadowParityReport: Sendable, Codable, Equatable {
         /// The gap that explains it (``ShadowParityReport/Events/insideGaps``), if any.
         public var gap: ReportedGap?
 
-        /// A mismatch of `category`.
-        public init(
-            category: String, appsync: ObservedEvent? = nil, graphql: ObservedEvent? = nil, fields: [String]? = nil,
-            gap: ReportedGap? = nil
-        ) {
-            self.category = category
-            self.appsync = appsync
-            self.graphql = graphql
-            self.fields = fields
-            self.gap = gap
-        }
-
         /// One line for the human summary.
         public var summary: String {
             var line =

@@ -78,22 +78,19 @@ public final class FaultInjector: Sendable {
     public func dropNextDataFrames(_ count: Int) { state.withLock { $0.pendingDataFrameDrops = max(0, count) } }
 
     /// Called before writing a data frame: `true` (and one fewer pending) when this frame is to be dropped.
-    public func consumeDataFrameDrop() -> Bool {
-        state.withLock { state in
-            guard state.pendingDataFrameDrops > 0 else { return false }
-            state.pendingDataFrameDrops -= 1
-            return true
-        }
-    }
+    public func consumeDataFrameDrop() -> Bool { consume(\.pendingDataFrameDrops) }
 
     /// Refuses the next `count` WebSocket upgrades with 503 (replacing any pending count).
     public func refuseNextConnections(_ count: Int) { state.withLock { $0.pendingConnectionRefusals = max(0, count) } }
 
     /// Called for every upgrade request: `true` (and one fewer pending) when this one is to be refused.
-    public func consumeConnectionRefusal() -> Bool {
+    public func consumeConnectionRefusal() -> Bool { consume(\.pendingConnectionRefusals) }
+
+    /// Takes one from a pending count: `true` when there was one.
+    private func consume(_ pending: WritableKeyPath<State, Int>) -> Bool {
         state.withLock { state in
-            guard state.pendingConnectionRefusals > 0 else { return false }
-            state.pendingConnectionRefusals -= 1
+            guard state[keyPath: pending] > 0 else { return false }
+            state[keyPath: pending] -= 1
             return true
         }
     }

@@ -159,26 +159,18 @@ actor AppSyncConnection {
         case "connection_init":
             outbox.send(AppSyncServerMessage.connectionAck(timeoutMs: settings.connectionTimeoutMs))
         case "subscribe":
-            await subscribe(id: id, object)
+            if let id = validID(id, of: type) { await subscribe(id: id, object) }
         case "unsubscribe":
-            await unsubscribe(id: id)
+            if let id = validID(id, of: type) { await unsubscribe(id: id) }
         case "publish":
-            await publish(id: id, object)
+            if let id = validID(id, of: type) { await publish(id: id, object) }
         default:
             logger.debug("unsupported message type", metadata: ["type": "\(type)"])
             outbox.send(AppSyncServerMessage.error(id: id, .unsupported(type)))
         }
     }
 
-    private func subscribe(id: String?, _ object: [String: Any]) async {
-        guard let id, !id.isEmpty else {
-            outbox.send(AppSyncServerMessage.error(id: nil, .badRequest("subscribe requires an id")))
-            return
-        }
-        guard AppSyncMessageID.isValid(id) else {
-            outbox.send(AppSyncServerMessage.subscribeError(id: id, .invalidID))
-            return
-        }
+    private func subscribe(id: String, _ object: [String: Any]) async {
         guard let rawChannel = object["channel"] as? String, let channel = try? ChannelName.validate(rawChannel, for: .subscribe) else {
             outbox.send(AppSyncServerMessage.subscribeError(id: id, .invalidChannel))
             return
@@ -210,15 +202,28 @@ actor AppSyncConnection {
         }
     }
 
-    private func unsubscribe(id: String?) async {
+    /// The operation's id, or `nil` once a missing or malformed one is refused: a missing id with `error` (`publish_error`
+    /// for a publish), a malformed one with the operation's own error.
+    private func validID(_ id: String?, of type: String) -> String? {
         guard let id, !id.isEmpty else {
-            outbox.send(AppSyncServerMessage.error(id: nil, .badRequest("unsubscribe requires an id")))
-            return
+            let error = AppSyncErrorEntry.badRequest("\(type) requires an id")
+            outbox.send(type == "publish" ? AppSyncServerMessage.publishError(id: nil, error) : AppSyncServerMessage.error(id: nil, error))
+            return nil
         }
         guard AppSyncMessageID.isValid(id) else {
-            outbox.send(AppSyncServerMessage.unsubscribeError(id: id, .invalidID))
-            return
+            let refusal: String =
+                switch type {
+                case "subscribe": AppSyncServerMessage.subscribeError(id: id, .invalidID)
+                case "unsubscribe": AppSyncServerMessage.unsubscribeError(id: id, .invalidID)
+                default: AppSyncServerMessage.publishError(id: id, .invalidID)
+                }
+            outbox.send(refusal)
+            return nil
         }
+        return id
+    }
+
+    private func unsubscribe(id: String) async {
         if await services.hub.unsubscribe(self.id, id: id) {
             outbox.send(AppSyncServerMessage.unsubscribeSuccess(id: id))
         } else {
@@ -226,15 +231,7 @@ actor AppSyncConnection {
         }
     }
 
-    private func publish(id: String?, _ object: [String: Any]) async {
-        guard let id, !id.isEmpty else {
-            outbox.send(AppSyncServerMessage.publishError(id: nil, .badRequest("publish requires an id")))
-            return
-        }
-        guard AppSyncMessageID.isValid(id) else {
-            outbox.send(AppSyncServerMessage.publishError(id: id, .invalidID))
-            return
-        }
+    private func publish(id: String, _ object: [String: Any]) async {
         let request: AppSyncPublishRequest
         switch AppSyncPublishRequest.parse(channel: object["channel"], events: object["events"], namespaces: settings.namespaces) {
         case .failure(let error):
