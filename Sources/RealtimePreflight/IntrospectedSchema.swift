@@ -160,18 +160,7 @@ public struct IntrospectedSchema: Sendable, Equatable {
         }
         let selection = operation.selection
         guard let root = subscriptionType, let rootFields = types[root] else { return ["the schema has no subscription type"] }
-        var problems: [String] = []
-        for item in selection {
-            guard !item.isFragment else {
-                problems.append("the document does not parse: fragments are not supported")
-                continue
-            }
-            guard let field = rootFields[item.name] else {
-                problems.append("missing operation: \(root).\(item.name)")
-                continue
-            }
-            problems += check(item, field: field, parent: root)
-        }
+        var problems = check(selection, of: root, fields: rootFields, missing: "operation")
         if let supplied {
             problems += variableProblems(operation.variableDefinitions, selection: selection, root: root, supplied: supplied)
         }
@@ -255,17 +244,16 @@ public struct IntrospectedSchema: Sendable, Equatable {
         guard let members = types[field.type] else {
             return problems + ["\(parent).\(item.name) is a \(field.type), which has no fields to select"]
         }
-        for child in children where !child.name.hasPrefix("__") {
-            guard !child.isFragment else {
-                problems.append("the document does not parse: fragments are not supported")
-                continue
-            }
-            guard let childField = members[child.name] else {
-                problems.append("missing field: \(field.type).\(child.name)")
-                continue
-            }
-            problems += check(child, field: childField, parent: field.type)
+        return problems + check(children.filter { !$0.name.hasPrefix("__") }, of: field.type, fields: members, missing: "field")
+    }
+
+    /// Each of `items` checked as a selection of `type`, whose fields are `fields`; `missing` says what an unknown one
+    /// is (`operation` at the root, else `field`).
+    private func check(_ items: [GraphQLSelection], of type: String, fields: [String: Field], missing: String) -> [String] {
+        items.flatMap { item -> [String] in
+            guard !item.isFragment else { return ["the document does not parse: fragments are not supported"] }
+            guard let field = fields[item.name] else { return ["missing \(missing): \(type).\(item.name)"] }
+            return check(item, field: field, parent: type)
         }
-        return problems
     }
 }

@@ -30,8 +30,7 @@ public enum PingAnswering: Sendable, Equatable {
 /// client's WebSocket pings are counted and answered as ``pingAnswering`` says (at once, by default).
 public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
     private struct State {
-        var connections: [ScriptedConnection] = []
-        var handedOut = 0
+        var connections = ReadLog<ScriptedConnection>()
         var refusals: [WebSocketSeamError] = []
         var requests: [WebSocketRequest] = []
         var pingAnswering = PingAnswering.automatically
@@ -65,7 +64,7 @@ public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
     public var requests: [WebSocketRequest] { state.withLock { $0.requests } }
 
     /// How many connections were accepted.
-    public var connectionCount: Int { state.withLock { $0.connections.count } }
+    public var connectionCount: Int { state.withLock { $0.connections.all.count } }
 
     /// Opens a scripted connection and runs the client's scope on it (called by the transport under test).
     public func withConnection<Value: Sendable>(
@@ -88,12 +87,7 @@ public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
     public func nextConnection(timeout: Double = scriptedWait) async throws -> ScriptedConnection {
         try await withTestTimeout(timeout, "the client to connect") { [state] in
             while true {
-                let next: ScriptedConnection? = state.withLock { state in
-                    guard state.handedOut < state.connections.count else { return nil }
-                    defer { state.handedOut += 1 }
-                    return state.connections[state.handedOut]
-                }
-                if let next { return next }
+                if let next = state.withLock({ $0.connections.next() }) { return next }
                 try await TestTime.pollPause()
             }
         }
@@ -103,8 +97,7 @@ public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
 /// One connection of the ``ScriptedWebSocketServer``: the test plays the server on it.
 public final class ScriptedConnection: WebSocketConnection, Sendable {
     private struct State {
-        var sent: [WebSocketMessage] = []
-        var sentCursor = 0
+        var sent = ReadLog<WebSocketMessage>()
         var closed: WebSocketCloseInfo?
         var clientClose: WebSocketCloseInfo?
         var subprotocol: String?
@@ -296,7 +289,7 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
     }
 
     /// Every message the client sent, in order.
-    public var sentMessages: [WebSocketMessage] { state.withLock { $0.sent } }
+    public var sentMessages: [WebSocketMessage] { state.withLock { $0.sent.all } }
 
     /// The text frames the client sent, in order.
     public var sentTexts: [String] {
@@ -316,11 +309,7 @@ public final class ScriptedConnection: WebSocketConnection, Sendable {
     public func nextSentText(timeout: Double = scriptedWait) async throws -> String {
         try await withTestTimeout(timeout, "the client to send a frame") { [state] in
             while true {
-                let next: WebSocketMessage? = state.withLock { state in
-                    guard state.sentCursor < state.sent.count else { return nil }
-                    defer { state.sentCursor += 1 }
-                    return state.sent[state.sentCursor]
-                }
+                let next = state.withLock { $0.sent.next() }
                 if case .text(let text)? = next { return text }
                 if next == nil { try await TestTime.pollPause() }
             }

@@ -12,8 +12,7 @@ public final class SubscriptionProbe: Sendable {
     }
 
     private struct State {
-        var events: [SubscriptionEvent] = []
-        var cursor = 0
+        var events = ReadLog<SubscriptionEvent>()
         var ending: Ending?
     }
 
@@ -36,7 +35,7 @@ public final class SubscriptionProbe: Sendable {
     }
 
     /// Every event received so far.
-    public var events: [SubscriptionEvent] { state.withLock { $0.events } }
+    public var events: [SubscriptionEvent] { state.withLock { $0.events.all } }
 
     /// The payload texts received so far.
     public var payloadTexts: [String] {
@@ -47,12 +46,7 @@ public final class SubscriptionProbe: Sendable {
     public func next(timeout: Double = scriptedWait) async throws -> SubscriptionEvent {
         try await withTestTimeout(timeout, "the next subscription event") { [state] in
             while true {
-                let next: SubscriptionEvent? = state.withLock { state in
-                    guard state.cursor < state.events.count else { return nil }
-                    defer { state.cursor += 1 }
-                    return state.events[state.cursor]
-                }
-                if let next { return next }
+                if let next = state.withLock({ $0.events.next() }) { return next }
                 if state.withLock({ $0.ending }) != nil { throw TestTimeoutError(what: "an event (the stream has ended)") }
                 try await TestTime.pollPause()
             }

@@ -290,11 +290,7 @@ final class AppSyncState: TransportSession {
     func subscriptionRejected(_ id: String, _ error: AppSyncServerError, on link: Int) {
         update { values, effects in
             guard var record = values.subscriptions[id] else { return }
-            if error.isAuthFailure && record.authRefusals == 0 {
-                logger.info(
-                    "subscription refused as unauthorized; retrying once with refreshed credentials",
-                    metadata: ["channel": "\(record.channel)", "errorType": "\(error.errorType)"])
-                record.authRefusals += 1
+            if retries(error, refusals: &record.authRefusals, "subscription", channel: record.channel) {
                 values.subscriptions[id] = record
                 // The server holds nothing for this id: the next batch subscribes it again (same id), forcing a refresh.
                 values.links[link]?.subscribed.remove(id)
@@ -315,11 +311,7 @@ final class AppSyncState: TransportSession {
     func publishRejected(_ id: String, _ error: AppSyncServerError) {
         update { values, effects in
             guard var publish = values.publishes[id] else { return }
-            if error.isAuthFailure && publish.authRefusals == 0 {
-                logger.info(
-                    "publish refused as unauthorized; retrying once with refreshed credentials",
-                    metadata: ["channel": "\(publish.channel)", "errorType": "\(error.errorType)"])
-                publish.authRefusals += 1
+            if retries(error, refusals: &publish.authRefusals, "publish", channel: publish.channel) {
                 publish.sentOn = nil
                 values.publishes[id] = publish
                 if let primary = values.primary, let control = values.links[primary]?.control { effects.append(.wake(control)) }
@@ -333,6 +325,17 @@ final class AppSyncState: TransportSession {
             effects.append(.reply(publish.reply, .failure(failure)))
             closeIfIdle(&values, &effects)
         }
+    }
+
+    /// Whether a refusal is retried: only the first refusal as unauthorized (counted in `refusals`), with refreshed
+    /// credentials.
+    private func retries(_ error: AppSyncServerError, refusals: inout Int, _ operation: String, channel: String) -> Bool {
+        guard error.isAuthFailure && refusals == 0 else { return false }
+        logger.info(
+            "\(operation) refused as unauthorized; retrying once with refreshed credentials",
+            metadata: ["channel": "\(channel)", "errorType": "\(error.errorType)"])
+        refusals += 1
+        return true
     }
 
     /// Whether `id` names a subscription not yet live (so a generic `error` for it is a rejection).
