@@ -148,6 +148,8 @@ struct PublishConformanceTests {
         var frame: String
         var errorType: String
         var id: String?
+        /// A publish is answered with `publish_error` (`id?`, protocols.md §1), anything else with `error`.
+        var replyType = "error"
         var testDescription: String { name }
     }
 
@@ -157,6 +159,11 @@ struct PublishConformanceTests {
         BadFrameCase(name: "no type", frame: #"{"id":"x"}"#, errorType: "BadRequestException", id: "x"),
         BadFrameCase(name: "unknown type", frame: #"{"type":"start","id":"u-1"}"#, errorType: "UnsupportedOperation", id: "u-1"),
         BadFrameCase(name: "subscribe without id", frame: #"{"type":"subscribe","channel":"default/a"}"#, errorType: "BadRequestException"),
+        BadFrameCase(name: "unsubscribe without id", frame: #"{"type":"unsubscribe"}"#, errorType: "BadRequestException"),
+        BadFrameCase(
+            name: "publish without id", frame: #"{"type":"publish","channel":"default/a","events":["{}"]}"#,
+            errorType: "BadRequestException",
+            replyType: "publish_error"),
     ]
 
     @Test("bad frames → error with an errorType; the server and the connection survive", arguments: badFrames)
@@ -165,7 +172,7 @@ struct PublishConformanceTests {
             let session = try await backend.session(.apiKey(TestCredentials.apiKey))
             try await session.socket.send(badFrame.frame)
             let reply = try await session.socket.nextSkippingKeepAlive()
-            #expect(reply["type"] as? String == "error")
+            #expect(reply["type"] as? String == badFrame.replyType)
             #expect(firstErrorType(reply) == badFrame.errorType)
             #expect(reply["id"] as? String == badFrame.id)
             #expect(try await session.subscribe("default/after")["type"] as? String == "subscribe_success")
