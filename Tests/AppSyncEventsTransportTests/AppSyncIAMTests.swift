@@ -63,7 +63,7 @@ struct AppSyncIAMTests {
                 == #"{"channel":"default/a","events":["{\"html\":\"<b>a/b</b>\",\"name\":\"é 漢字 🚀\"}"]}"#)
         let id = try #require(frame["id"] as? String)
         connection.emit(#"{"type":"publish_success","id":"\#(id)","successful":[{"identifier":"x","index":0}],"failed":[]}"#)
-        #expect(try await publishing.value.allSucceeded)
+        #expect(try await publishing.boundedValue().allSucceeded)
         await transport.disconnect()
     }
 

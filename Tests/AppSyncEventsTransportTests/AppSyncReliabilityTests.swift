@@ -211,7 +211,9 @@ struct AppSyncReliabilityTests {
         let second = try await harness.acceptConnection()
         let secondID = try #require(try await second.nextSentJSON()["id"] as? String)
         second.emit(#"{"type":"publish_error","id":"\#(secondID)","errors":[{"errorType":"BadRequestException","message":"no"}]}"#)
-        await #expect(throws: RealtimeError.publishRejected(errorType: "BadRequestException", message: "no")) { try await rejected.value }
+        await #expect(throws: RealtimeError.publishRejected(errorType: "BadRequestException", message: "no")) {
+            try await rejected.boundedValue()
+        }
         await #expect(throws: RealtimeError.self) { try await transport.publish(PublishRequest(channel: "default/*", events: ["1"])) }
         await transport.disconnect()
     }

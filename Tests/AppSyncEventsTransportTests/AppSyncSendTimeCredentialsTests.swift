@@ -52,7 +52,7 @@ struct AppSyncSendTimeCredentialsTests {
         #expect(Self.token(publish) == "jwt-3")
         let publishID = try #require(publish["id"] as? String)
         connection.emit(#"{"type":"publish_success","id":"\#(publishID)","successful":[],"failed":[]}"#)
-        #expect(try await published.value.allSucceeded)
+        #expect(try await published.boundedValue().allSucceeded)
 
         connection.emit(AppSyncHarness.dataFrame(id: firstID, event: "1"))
         #expect(try await first.next() == Self.payload("1"))
@@ -232,7 +232,7 @@ struct AppSyncSendTimeCredentialsTests {
         #expect(Self.token(retry) == "jwt-2")
         #expect(harness.auth.credentialRequests.last == true)
         connection.emit(#"{"type":"publish_success","id":"\#(id)","successful":[{"identifier":"e","index":0}],"failed":[]}"#)
-        #expect(try await published.value.successful.count == 1)
+        #expect(try await published.boundedValue().successful.count == 1)
         await transport.disconnect()
     }
 
@@ -252,7 +252,7 @@ struct AppSyncSendTimeCredentialsTests {
         await #expect(
             throws: RealtimeError.publishRejected(
                 errorType: "UnauthorizedException", message: "channel default/p refused after refreshing credentials: Token expired")
-        ) { try await published.value }
+        ) { try await published.boundedValue() }
         connection.emit(AppSyncHarness.dataFrame(id: siblingID, event: "3"))
         #expect(try await sibling.next() == Self.payload("3"))
         #expect(connection.clientClose == nil && harness.server.connectionCount == 1)
@@ -267,7 +267,9 @@ struct AppSyncSendTimeCredentialsTests {
         let published = Task { try await transport.publish(PublishRequest(channel: "default/p", events: ["1"])) }
         let id = try #require(try await connection.nextSentJSON()["id"] as? String)
         connection.emit(#"{"type":"publish_error","id":"\#(id)","errors":[{"errorType":"BadRequestException","message":"no"}]}"#)
-        await #expect(throws: RealtimeError.publishRejected(errorType: "BadRequestException", message: "no")) { try await published.value }
+        await #expect(throws: RealtimeError.publishRejected(errorType: "BadRequestException", message: "no")) {
+            try await published.boundedValue()
+        }
         #expect(!harness.auth.credentialRequests.contains(true))
         await transport.disconnect()
     }

@@ -354,7 +354,7 @@ struct BackendNotifierTests {
         #expect(try await presence.next().timestamp == Samples.stamp(2))
         new.send(.live)
         try await harness.clock.settleSwitch()
-        try await switching.value
+        try await switching.boundedValue()
         #expect(harness.transport.disconnectCount == 1)
         #expect(await harness.notifier.activeTransportName == "graphql")
         new.send(json: Samples.presenceLegacy(online: true, at: 3))
@@ -377,7 +377,7 @@ struct BackendNotifierTests {
         _ = try await graphQL.waitForSubscription()
         try await harness.clock.waitForSleeper(sleeping: .seconds(5))
         harness.clock.advance(by: .seconds(5))
-        await #expect(throws: RealtimeError.connectionTimedOut(.seconds(5))) { try await switching.value }
+        await #expect(throws: RealtimeError.connectionTimedOut(.seconds(5))) { try await switching.boundedValue() }
         #expect(await harness.notifier.activeTransportName == "appsync")
         #expect(graphQL.disconnectCount == 1)
         old.send(json: Samples.presenceChannel(online: true))

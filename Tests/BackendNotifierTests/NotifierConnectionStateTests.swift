@@ -50,7 +50,7 @@ struct NotifierConnectionStateTests {
         let switching = Task { try await harness.notifier.switchTransport(to: graphQL) }
         try await graphQL.waitForSubscription().send(.live)
         try await harness.clock.settleSwitch()
-        try await switching.value
+        try await switching.boundedValue()
         graphQL.setState(.connecting)
         try await Self.waitFor(states, .connecting)
         harness.transport.setState(.reconnecting(attempt: 1, delay: .seconds(1)))

@@ -63,7 +63,7 @@ struct NotifierSerialisationTests {
         #expect(await notifier.activeTransportName == "appsync")
         prepared.send(.live)
         try await clock.settleSwitch()
-        try await switching.value
+        try await switching.boundedValue()
         await updating.value
         #expect(await notifier.activeTransportName == "graphql")
         let resubscribed = try await graphQL.waitForSubscription(after: prepared.index)
@@ -87,7 +87,7 @@ struct NotifierSerialisationTests {
         #expect(harness.transport.subscriptions.count == 1, "the old transport gets nothing new during the switch")
         prepared.send(.live)
         try await harness.clock.settleSwitch()
-        try await switching.value
+        try await switching.boundedValue()
         let organization = try await graphQL.waitForSubscription(where: NotifierHarness.operation("subscribeOrganizationState"))
         organization.send(json: Samples.planLegacy)
         #expect(try await plans.next().isFreePlan == true)

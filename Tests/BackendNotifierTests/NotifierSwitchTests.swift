@@ -81,7 +81,7 @@ struct NotifierSwitchTests {
         newDevice.send(.live)
         newRole.send(.live)
         try await live.harness.clock.settleSwitch()
-        try await switching.value
+        try await switching.boundedValue()
         #expect(live.harness.transport.disconnectCount == 1)
         // After the cut-over: 6 arrives late on the new transport (a duplicate), 7 and 8 only there.
         newDevice.send(json: Samples.presenceLegacy(online: false, at: 6))
@@ -114,7 +114,7 @@ struct NotifierSwitchTests {
         newDevice.send(.live)
         newRole.send(.live)
         try await live.harness.clock.settleSwitch()
-        try await switching.value
+        try await switching.boundedValue()
         #expect(try await live.presence.next().timestamp == Samples.stamp(1))
     }
 
@@ -128,7 +128,7 @@ struct NotifierSwitchTests {
         newDevice.send(.live)
         newRole.send(.live)
         try await live.harness.clock.settleSwitch()
-        try await switching.value
+        try await switching.boundedValue()
         try await withTestTimeout(5, "transportSwitched") { while live.switches.isEmpty { try await TestTime.pollPause() } }
         let gap = try #require(live.switches.first?.gap)
         #expect(gap.start == Date(timeIntervalSince1970: 1_700_000_000 - 2), "the safety margin before the switch began")
@@ -147,7 +147,7 @@ struct NotifierSwitchTests {
         newDevice.send(.live)
         newRole.send(.live)
         try await live.harness.clock.settleSwitch()
-        try await switching.value
+        try await switching.boundedValue()
         try await withTestTimeout(5, "transportSwitched") { while live.switches.isEmpty { try await TestTime.pollPause() } }
         #expect(live.switches.first?.gap.duration == 2)
     }

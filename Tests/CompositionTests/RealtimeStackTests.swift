@@ -45,7 +45,7 @@ struct RealtimeStackTests {
         graphql.emit(#"{"type":"connection_ack"}"#)
         let operation = try await graphql.nextSentJSON()
         let graphqlID = try #require(operation["id"] as? String)
-        try await switching.value
+        try await switching.boundedValue()
         #expect(await stack.activeKind == .graphql)
         #expect(try await appsync.waitForClientClose().code == 1000)
         graphql.emit(
@@ -60,7 +60,7 @@ struct RealtimeStackTests {
         appsyncAgain.emit(#"{"type":"connection_ack"}"#)
         let again = try #require(try await appsyncAgain.nextSentJSON()["id"] as? String)
         appsyncAgain.emit(#"{"type":"subscribe_success","id":"\#(again)"}"#)
-        try await back.value
+        try await back.boundedValue()
         appsyncAgain.emit(
             #"{"type":"data","id":"\#(again)","event":"{\"eventType\":\"user/roleChanged\",\"timestamp\":\"2026-11-22T05:00:00.000Z\",\"reason\":\"three\"}"}"#
         )
@@ -112,8 +112,8 @@ struct RealtimeStackTests {
         // A first `next` confirms the GraphQL subscription at once.
         graphql.emit(
             #"{"id":"\#(id)","type":"next","payload":{"data":{"subscribeRoleChange":{"reason":"two","eventType":"user/roleChanged"}}}}"#)
-        try await first.value
-        try await second.value
+        try await first.boundedValue()
+        try await second.boundedValue()
         #expect(await stack.activeKind == .graphql)
         #expect(await stack.notifier.activeTransportName == "graphql")
         var iterator = roles.makeAsyncIterator()

@@ -87,8 +87,8 @@ struct WatchStoreCommandLineTests {
             }
             process.terminate()
             try await onOwnThread { process.waitUntilExit() }
-            _ = try await reader.value
-            let stderr = String(decoding: try await stderrReader.value, as: UTF8.self)
+            _ = try await reader.boundedValue()
+            let stderr = String(decoding: try await stderrReader.boundedValue(), as: UTF8.self)
             let last = lines.withLock { $0.last } ?? "none"
             #expect(matched, "last line: \(last)\nexpected: \(expected)\nstderr: \(stderr.suffix(2000))")
             #expect(process.terminationStatus == 0, "\(stderr.suffix(2000))")

@@ -264,7 +264,7 @@ struct RealtimeStoreTests {
             goLive(graphQL)
             return presence.calls.count == 3 && plans.withLock { $0.count } == 3 && !store.isStale(.devicePresence)
         }
-        try await switching.value
+        try await switching.boundedValue()
         let gap = try #require(
             events.values.compactMap { event -> GapWindow? in
                 if case .transportSwitched(_, _, let gap, .failover) = event { gap } else { nil }

@@ -84,7 +84,7 @@ struct ConnectionStateBroadcasterTests {
         try await withTestTimeout(5, "the reader to take the initial state") { _ = await initialRead.wait() }
         broadcaster.update(.connecting)
         broadcaster.finish()
-        #expect(try await reader.value == [.idle, .connecting])
+        #expect(try await reader.boundedValue() == [.idle, .connecting])
         // Updates after finish reach nobody but still move the current state.
         broadcaster.update(.connected)
         #expect(broadcaster.current == .connected)
@@ -298,19 +298,19 @@ struct ManualClockTests {
         #expect(clock.sleeperCount == 3)
         clock.advance(by: .milliseconds(1))
         #expect(clock.sleeperCount == 2)
-        try await withTestTimeout { try await one.value }
+        try await withTestTimeout { try await one.boundedValue() }
         #expect(woken.withLock { $0 } == [1])
 
         clock.advance(by: .milliseconds(500))
         #expect(clock.sleeperCount == 2)
         clock.advance(by: .milliseconds(600))
         #expect(clock.sleeperCount == 1)
-        try await withTestTimeout { try await two.value }
+        try await withTestTimeout { try await two.boundedValue() }
         #expect(woken.withLock { $0 } == [1, 2])
 
         clock.advance(by: .seconds(10))
         #expect(clock.sleeperCount == 0)
-        try await withTestTimeout { try await three.value }
+        try await withTestTimeout { try await three.boundedValue() }
         #expect(woken.withLock { $0 } == [1, 2, 3])
         #expect(clock.now.offset == .milliseconds(12_100))
     }
@@ -347,7 +347,7 @@ struct ManualClockTests {
         try await clock.waitForSleepers(atLeast: 1)
         task.cancel()
         await #expect(throws: CancellationError.self) {
-            try await withTestTimeout(5, "the cancelled sleeper") { try await task.value }
+            try await withTestTimeout(5, "the cancelled sleeper") { try await task.boundedValue() }
         }
         #expect(clock.sleeperCount == 0)
     }
@@ -359,7 +359,7 @@ struct ManualClockTests {
             try await clock.sleep(for: .seconds(60))
         }
         await #expect(throws: CancellationError.self) {
-            try await withTestTimeout(5, "the cancelled sleeper") { try await task.value }
+            try await withTestTimeout(5, "the cancelled sleeper") { try await task.boundedValue() }
         }
         #expect(clock.sleeperCount == 0)
     }
@@ -375,7 +375,7 @@ struct ManualClockTests {
             try await clock.waitForSleepers(atLeast: 2, timeout: 0.05)
         }
         clock.advance(by: .seconds(1))
-        try await withTestTimeout { try await task.value }
+        try await withTestTimeout { try await task.boundedValue() }
     }
 
     @Test func instantArithmetic() {

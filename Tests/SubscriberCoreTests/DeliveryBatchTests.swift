@@ -36,7 +36,7 @@ struct DeliveryBatchTests {
         batch.flush()
         try await withTestTimeout(5, "the flushed events") { _ = await firstArrived.wait() }
         sink.finish()
-        #expect(try await withTestTimeout(5, "the consumer") { try await consumer.value } == (1...10).map(event))
+        #expect(try await withTestTimeout(5, "the consumer") { try await consumer.boundedValue() } == (1...10).map(event))
     }
 
     @Test("losses reported from many threads at once are all counted: none falls between a report and the next")
@@ -115,7 +115,7 @@ struct DeliveryBatchTests {
         batch.close()
         buffer.yieldForTest(event(1000), into: batch)
         buffer.finish()
-        let received = try await withTestTimeout(5, "the consumer") { try await consumer.value }
+        let received = try await withTestTimeout(5, "the consumer") { try await consumer.boundedValue() }
         #expect(received == (1...DeliveryBatch.holdLimit).map(event) + [event(1000)])
     }
 
@@ -196,7 +196,7 @@ struct DeliveryBatchTests {
             return (more, batch)
         }
         source.yield(event(6))
-        let (more, waited) = try await withTestTimeout(5, "the waiting read") { try await reading.value }
+        let (more, waited) = try await withTestTimeout(5, "the waiting read") { try await reading.boundedValue() }
         #expect(more && waited == [event(6)])
 
         // The pump's pattern: deliver a read's events with one batch, flush after the lot.
@@ -213,7 +213,7 @@ struct DeliveryBatchTests {
         await #expect(throws: RealtimeError.self) { _ = try await upstream.next(into: &batch) }
         #expect(try await upstream.next(into: &batch) == false && batch.isEmpty)
         sink.finish()
-        #expect(try await withTestTimeout(5, "the consumer") { try await consumer.value } == (7...9).map(event))
+        #expect(try await withTestTimeout(5, "the consumer") { try await consumer.boundedValue() } == (7...9).map(event))
     }
 
     // A dropped reader: `consumerGone()` above (what `SubscriptionSink.make` returns is the reader).
@@ -230,7 +230,7 @@ struct DeliveryBatchTests {
         try await waitUntil("the reader to wait") { buffer.hasWaitingConsumer }
         consumer.cancel()
         try await withTestTimeout(5, "the cancellation") { _ = await cancelled.wait() }
-        #expect(try await consumer.value == false)
+        #expect(try await consumer.boundedValue() == false)
         #expect(buffer.enqueue(event(1)) == .terminated)
     }
 

@@ -138,7 +138,7 @@ struct JWTTokenCacheTests {
         }
         gate.fire()
         var tokens: Set<String> = []
-        for caller in callers { tokens.insert(try await caller.value) }
+        for caller in callers { tokens.insert(try await caller.boundedValue()) }
         #expect(tokens.count == 1)
         #expect(source.requests == [false])
     }
@@ -162,8 +162,8 @@ struct JWTTokenCacheTests {
             while await cache.waiterCount == 0 { try await TestTime.pollPause() }
         }
         gate.fire()
-        let first = try await ordinary.value
-        let second = try await forced.value
+        let first = try await ordinary.boundedValue()
+        let second = try await forced.boundedValue()
         #expect(first != second)
         #expect(source.requests == [false, true])
     }

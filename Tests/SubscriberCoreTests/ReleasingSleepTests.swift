@@ -60,7 +60,7 @@ struct ReleasingSleepTests {
         try await clock.waitForSleepers(atLeast: 1)
         #expect(!done.isFired)
         clock.advance(by: .seconds(10))
-        try await withTestTimeout(5, "the manual sleep") { try await sleeper.value }
+        try await withTestTimeout(5, "the manual sleep") { try await sleeper.boundedValue() }
         #expect(done.isFired)
     }
 }

@@ -29,7 +29,7 @@ struct MockWebSocketTaskTests {
         receiver.cancel()
         // The receiver is deaf to its cancellation: a frame still reaches it.
         task.serverSends(.text("after the cancel"))
-        #expect(try await receiver.value == .text("after the cancel"))
+        #expect(try await receiver.boundedValue() == .text("after the cancel"))
         #expect(ended.isFired)
 
         // cancel() ends a receive, pending or later.
@@ -47,7 +47,7 @@ struct MockWebSocketTaskTests {
         // The receive and the completion still wait; sends fail once closing.
         await #expect(throws: MockWebSocketTask.MockError.self) { try await task.send(.text("late")) }
         task.cancel()
-        await #expect(throws: MockWebSocketTask.MockError.self) { try await receiver.value }
+        await #expect(throws: MockWebSocketTask.MockError.self) { try await receiver.boundedValue() }
         #expect(await completion.value.code == nil)
     }
 

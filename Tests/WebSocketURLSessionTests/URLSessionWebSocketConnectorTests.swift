@@ -397,7 +397,7 @@ struct URLSessionWebSocketConnectorTests {
                 let reader = Task { try await connection.receive() }
                 await task.waitForReceiver()
                 reader.cancel()
-                return try await reader.value
+                return try await reader.boundedValue()
             }
         }
         #expect(result.value == nil)
