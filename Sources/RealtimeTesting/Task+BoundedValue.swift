@@ -11,3 +11,16 @@ extension Task where Failure == any Error {
         }
     }
 }
+
+extension Task where Failure == Never {
+    /// The task's value, waited for at most `seconds` (``scriptedWait`` by default, a bound on a hang), as
+    /// ``Task/boundedValue(_:)`` for a throwing task.
+    public func boundedValue(_ seconds: Double = scriptedWait) async throws -> Success {
+        do {
+            return try await withTestTimeout(seconds, "a task's value") { await self.value }
+        } catch let timeout as TestTimeoutError {
+            cancel()
+            throw timeout
+        }
+    }
+}

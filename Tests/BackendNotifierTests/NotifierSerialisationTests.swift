@@ -31,7 +31,7 @@ struct NotifierSerialisationTests {
         #expect(await notifier.machine.runs.isEmpty, "nothing may start while the update is disconnecting")
         #expect(transport.scripted.subscriptions.count == 1, "nothing may subscribe while the update is disconnecting")
         transport.release(.disconnect)
-        await updating.value
+        try await updating.boundedValue()
         let role = try await transport.scripted.waitForSubscription(after: first.index) {
             $0 == .channel("vortex-app/user/u-2/roleChanged")
         }
@@ -64,7 +64,7 @@ struct NotifierSerialisationTests {
         prepared.send(.live)
         try await clock.settleSwitch()
         try await switching.boundedValue()
-        await updating.value
+        try await updating.boundedValue()
         #expect(await notifier.activeTransportName == "graphql")
         let resubscribed = try await graphQL.waitForSubscription(after: prepared.index)
         guard case .graphQL(let operation) = resubscribed.request.topic else { Issue.record("expected GraphQL"); return }

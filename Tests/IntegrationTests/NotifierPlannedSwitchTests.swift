@@ -67,7 +67,7 @@ struct NotifierPlannedSwitchTests {
         let afterSecond = publishedCount.withLock { $0 }
         try await published(atLeast: afterSecond + 100)
         stop.withLock { $0 = true }
-        let published = await publisher.value
+        let published = try await publisher.boundedValue()
 
         let presenceStamps = published.filter { $0.kind == .devicePresence }.compactMap(\.timestamp)
         let roleStamps = published.filter { $0.kind == .roleChanged }.compactMap(\.timestamp)

@@ -111,7 +111,7 @@ struct ConnectionStateBroadcasterTests {
         let broadcaster = ConnectionStateBroadcaster()
         let cancelled = Task { for await _ in broadcaster.makeStream() {} }
         cancelled.cancel()
-        await cancelled.value
+        try await cancelled.boundedValue()
         let stream = broadcaster.makeStream()
         broadcaster.update(.connecting)
         broadcaster.finish()

@@ -33,7 +33,7 @@ struct LinkRunnerExecutorTests {
         #expect(executor.runs == 1)
 
         link.cancel()
-        let report = await link.value
+        let report = try await link.boundedValue()
         #expect(report.end == .requested)
         // Every sleep ended with the link: none is left waiting.
         #expect(executor.sleepsUnderWay == 0)
@@ -87,7 +87,7 @@ struct LinkRunnerExecutorTests {
         #expect(executor.runs == 1)
 
         link.cancel()
-        _ = await link.value
+        _ = try await link.boundedValue()
     }
 
     @Test("a connection without an executor runs the link as before")
@@ -102,7 +102,7 @@ struct LinkRunnerExecutorTests {
         try await connection.waitForPings(1)
         try await clock.waitForSleeper(sleeping: .seconds(30))
         link.cancel()
-        _ = await link.value
+        _ = try await link.boundedValue()
     }
 
     private func startLink<C: Clock>(
