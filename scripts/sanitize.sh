@@ -49,11 +49,12 @@ for sanitizer in "${sanitizers[@]}"; do
 
   # The parts: the selection given, or the whole suite in the groups scripts/test.sh runs it in (the sanitizers'
   # slowdown makes tests that start together starve each other even more than on a plain build).
+  # Each run is bounded as in scripts/test.sh (a hang fails the run instead of hanging it).
+  source scripts/lib/test-groups.sh
   runs=()
   if [ ${#selection[@]} -gt 0 ]; then
     runs=("selected")
   else
-    source scripts/lib/test-groups.sh
     runs=("${test_group_names[@]}")
   fi
   for index in "${!runs[@]}"; do
@@ -65,7 +66,7 @@ for sanitizer in "${sanitizers[@]}"; do
     fi
     log="$scratch/sanitize-$run.log"
     status=0
-    swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" "${arguments[@]}" >"$log" 2>&1 || status=$?
+    bounded_swift_test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" "${arguments[@]}" >"$log" 2>&1 || status=$?
     # Reports start a line, after the process id for the address and leak sanitizers ("==1234==ERROR: …").
     reports=$(grep -cE '^(==[0-9]+==)?(WARNING: ThreadSanitizer|ERROR: (AddressSanitizer|LeakSanitizer)):' "$log" || true)
     summary=$(grep -E '^(✔|✘) Test run with' "$log" | tail -1 || true)

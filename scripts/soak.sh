@@ -57,10 +57,11 @@ else
 fi
 
 # The parts of one round: a name, and the `swift test` filter (the groups of scripts/test.sh, or the --filter pattern).
+# Each run is bounded as in scripts/test.sh (a hang ends as a failed round, not as a soak that never ends).
+source scripts/lib/test-groups.sh
 if [ -n "$filter" ]; then
   names=(filtered); group_args=("--filter $filter")
 else
-  source scripts/lib/test-groups.sh
   names=("${test_group_names[@]}"); group_args=("${test_group_args[@]}")
 fi
 
@@ -82,7 +83,7 @@ for round in $(seq "$rounds"); do
     log="$logs/round-$round-$name.log"
     status=0
     read -r -a args <<<"${group_args[$index]}"
-    swift test --skip-build "${args[@]}" >"$log" 2>&1 || status=$?
+    bounded_swift_test --skip-build "${args[@]}" >"$log" 2>&1 || status=$?
     named=$(failed_tests "$log")
     if [ -n "$named" ]; then
       while IFS= read -r test; do echo "$test|$round|$log" >>"$failures"; done <<<"$named"

@@ -15,6 +15,9 @@ swift format lint --strict -r Sources Tests Benchmarks Package.swift
 python3 scripts/check-apple-availability.py --self-test
 python3 scripts/check-apple-availability.py
 
+# The groups, and the bound on each run of `swift test` (a hang fails the run instead of hanging it).
+source scripts/lib/test-groups.sh
+
 build_log=$(mktemp)
 trap 'rm -f "$build_log"' EXIT
 swift build --build-tests 2>&1 | tee "$build_log"
@@ -23,15 +26,14 @@ if grep -E "^$PWD/(Sources|Tests|Benchmarks)/.*warning:" "$build_log"; then
   exit 1
 fi
 if [ $# -gt 0 ]; then
-  swift test --skip-build "$@"
+  bounded_swift_test --skip-build "$@"
 else
   # In groups, one after another (scripts/lib/test-groups.sh says why).
-  source scripts/lib/test-groups.sh
   status=0
   for index in "${!test_group_names[@]}"; do
     read -r -a group_args <<<"${test_group_args[$index]}"
     echo "== ${test_group_names[$index]}: swift test ${test_group_args[$index]}"
-    swift test --skip-build "${group_args[@]}" || status=1
+    bounded_swift_test --skip-build "${group_args[@]}" || status=1
   done
   exit "$status"
 fi

@@ -16,3 +16,21 @@ test_group_args=(
   "--filter ChaosTests"
   "--filter FuzzTests"
 )
+
+# A hang (an unbounded `for await` over a stream that never ends, a deadlock) would hang the whole run, CI included: every
+# `swift test` of a group runs under `timeout`, which ends its whole process group (the test process and any peer it
+# started) and fails the group. The bound is VORTEX_TEST_GROUP_TIMEOUT seconds, default 600: the slowest group, chaos,
+# takes about 130 s, plain, under the soak's burners and under both sanitizers alike (its length is set by its own
+# clock), so 600 s is over four times anything a passing group needs.
+test_group_timeout="${VORTEX_TEST_GROUP_TIMEOUT:-600}"
+
+# Runs `swift test` with the arguments given, bounded by test_group_timeout; status 124 (and a line on stderr naming the
+# bound) when the bound ended it.
+bounded_swift_test() {
+  local status=0
+  timeout --kill-after=30 "$test_group_timeout" swift test "$@" || status=$?
+  if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+    echo "error: swift test $* did not end within ${test_group_timeout} s (VORTEX_TEST_GROUP_TIMEOUT) and was stopped: a hang" >&2
+  fi
+  return "$status"
+}
