@@ -728,6 +728,35 @@ struct ModelDecodingTests {
         #expect(VortexEventKind(eventType: "") == nil)
     }
 
+    // MARK: - A device field declared outside the package
+
+    /// What an app may declare: a field on one of the three keys (``DeviceEventFieldKey`` has no other), under its own
+    /// model name.
+    enum RecordingFlag: DeviceEventField {
+        typealias Value = Bool
+        static var key: DeviceEventFieldKey { .recording }
+        static var modelName: String { "RecordingFlag" }
+    }
+
+    @Test("a device field declared outside the package names one of the three keys, and its model reads and writes it")
+    func deviceFieldDeclaredOutside() throws {
+        let keys = [DevicePresenceField.key, DeviceRecordingField.key, DeviceFirmwareField.key]
+        #expect(keys.map(\.name) == ["online", "recording", "fwUpdateState"])
+        #expect(keys.map(\.description) == keys.map(\.name))
+        #expect(DeviceEventOutput<RecordingFlag>.knownFields.contains("recording"))
+        #expect(!DeviceEventOutput<RecordingFlag>.knownFields.contains("online"))
+        #expect(DeviceEventOutput<RecordingFlag>.modelName == "RecordingFlag")
+
+        let json = Self.data(#"{"thingName":"vx-1","recording":true,"online":false}"#)
+        for model in [
+            try JSONDecoder().decode(DeviceEventOutput<RecordingFlag>.self, from: json),
+            try #require(FlatJSONDecoder.decode(DeviceEventOutput<RecordingFlag>.self, from: json)),
+        ] {
+            #expect(model.thingName == "vx-1" && model.value == true)
+            #expect(try Self.object(JSONEncoder().encode(model)) == ["thingName": "vx-1", "recording": true])
+        }
+    }
+
     // MARK: - JSONValue
 
     @Test("JSONValue decodes any JSON and encodes integral numbers without a fraction")

@@ -4,9 +4,9 @@
 public protocol DeviceEventField: Sendable {
     /// The field's value type (`Bool` or `Int`).
     associatedtype Value: Codable & Sendable & Equatable
-    /// The field's JSON key, which is also the name of its Swift property: one of the device vocabulary's kind fields,
-    /// `online`, `recording` or `fwUpdateState` (a model decodes no other).
-    static var key: String { get }
+    /// The field's JSON key, which is also the name of its Swift property: `online`, `recording` or `fwUpdateState`
+    /// (``DeviceEventFieldKey`` has no other values, since a model decodes no other).
+    static var key: DeviceEventFieldKey { get }
     /// The name of the model, as the documents and decoding errors spell it (such as `DevicePresenceOutput`).
     static var modelName: String { get }
 }

@@ -43,7 +43,7 @@ public struct DeviceEventOutput<Field: DeviceEventField>: VortexDevicePayload {
     }
 
     /// Every JSON key this model decodes.
-    public static var knownFields: Set<String> { Set(DeviceKey.shared.map(\.rawValue) + [Field.key]) }
+    public static var knownFields: Set<String> { Set(DeviceKey.shared.map(\.rawValue) + [Field.key.name]) }
 
     /// The name of the model, such as `DevicePresenceOutput`.
     public static var modelName: String { Field.modelName }
@@ -70,7 +70,7 @@ extension DeviceEventOutput: Codable {
         var container = encoder.container(keyedBy: Key.self)
         let shared = [eventType, timestamp, orgId, siteId, thingName, derivant, mac, deviceGroupID]
         for (key, value) in zip(DeviceKey.shared, shared) { try container.encodeIfPresent(value, forKey: Key(key.rawValue)) }
-        try container.encodeIfPresent(value, forKey: Key(Field.key))
+        try container.encodeIfPresent(value, forKey: Key(Field.key.name))
     }
 }
 
@@ -82,7 +82,7 @@ extension DeviceEventOutput: DevicePayloadFields {
     }
 
     mutating func readKindField(_ key: DeviceKey, _ value: some DeviceMemberValue) throws {
-        if key.rawValue == Field.key { self.value = try value.optional(Field.Value.self) }
+        if key == Field.key.deviceKey { self.value = try value.optional(Field.Value.self) }
     }
 }
 

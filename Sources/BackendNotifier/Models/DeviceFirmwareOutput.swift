@@ -8,7 +8,7 @@ public enum DeviceFirmwareField: DeviceEventField {
     /// The firmware update state.
     public typealias Value = Int
     /// `fwUpdateState`.
-    public static var key: String { DeviceKey.fwUpdateState.rawValue }
+    public static var key: DeviceEventFieldKey { .fwUpdateState }
     /// `DeviceFirmwareOutput`.
     public static var modelName: String { "DeviceFirmwareOutput" }
 }

@@ -8,7 +8,7 @@ public enum DevicePresenceField: DeviceEventField {
     /// Whether the device is online.
     public typealias Value = Bool
     /// `online`.
-    public static var key: String { DeviceKey.online.rawValue }
+    public static var key: DeviceEventFieldKey { .online }
     /// `DevicePresenceOutput`.
     public static var modelName: String { "DevicePresenceOutput" }
 }

@@ -8,7 +8,7 @@ public enum DeviceRecordingField: DeviceEventField {
     /// Whether the device is recording.
     public typealias Value = Bool
     /// `recording`.
-    public static var key: String { DeviceKey.recording.rawValue }
+    public static var key: DeviceEventFieldKey { .recording }
     /// `DeviceRecordingOutput`.
     public static var modelName: String { "DeviceRecordingOutput" }
 }
