@@ -29,8 +29,8 @@ if [ $# -gt 0 ]; then
   bounded_swift_test --skip-build "$@"
 else
   # docs/api.md lists every public symbol; the whole run fails when it no longer matches the sources (about 40 s on
-  # the build just made).
-  bash scripts/api-listing.sh --check
+  # the build just made). The listing is Linux's: on Apple platforms more is public (SystemNetworkPathMonitor).
+  if [ "$(uname -s)" = Linux ]; then bash scripts/api-listing.sh --check; fi
   # In groups, one after another (scripts/lib/test-groups.sh says why).
   status=0
   for index in "${!test_group_names[@]}"; do
