@@ -11,11 +11,11 @@ import Testing
 // reason; missing otherwise -> skipped, never passed.
 @Suite("stelvio's AppSync Events client against the local backend", .enabled(if: StelvioPeer.shouldRun), .timeLimit(.minutes(3)))
 struct StelvioPeerTests {
-    /// Reads the script's stdout file until a line satisfies `match` (or the script ends or 60 s pass).
+    /// Reads the script's stdout file until a line satisfies `match` (or the script ends or 60 s, scaled, pass).
     private func waitForLine(
         in url: URL, of process: Process, _ match: ([String: Any]) -> Bool
     ) async throws -> [String: Any] {
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + TestTime.scaled(.seconds(60))
         while ContinuousClock.now < deadline {
             let text = readTextFile(url)
             for line in text.split(separator: "\n") {

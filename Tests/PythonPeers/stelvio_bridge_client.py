@@ -26,6 +26,7 @@ stelvio when large). The script exits 0 after "done", 1 on any error message or 
 import argparse
 import asyncio
 import json
+import os
 import sys
 
 
@@ -49,8 +50,13 @@ async def run(host, api_key, app, env):
 
     real_connect = websockets.connect
 
+    # websockets' opening-handshake deadline (10 s) stretched like the tests' own deadlines: under the thread
+    # sanitizer (VORTEX_TEST_TIME_SCALE=10) the local backend answered the upgrade too late once (2026-11-28).
+    open_timeout = 10.0 * float(os.environ.get("VORTEX_TEST_TIME_SCALE", "1"))
+
     def plain_connect(uri, *args, **kwargs):
         # The only deviation from stelvio: the local backend has no TLS.
+        kwargs.setdefault("open_timeout", open_timeout)
         return real_connect(uri.replace("wss://", "ws://", 1), *args, **kwargs)
 
     listener.websockets.connect = plain_connect
@@ -116,8 +122,9 @@ def main():
     parser.add_argument("--api-key")
     parser.add_argument("--app", default="app")
     parser.add_argument("--env", default="dev")
-    parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds, times VORTEX_TEST_TIME_SCALE")
     args = parser.parse_args()
+    args.timeout *= float(os.environ.get("VORTEX_TEST_TIME_SCALE", "1"))
     if args.check:
         check()
         return 0
