@@ -36,8 +36,10 @@ bounded_swift_test() {
     return 0
   fi
   "$timeout_command" --kill-after=30 "$test_group_timeout" swift test "$@" || status=$?
-  if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+  if [ "$status" -eq 124 ]; then
     echo "error: swift test $* did not end within ${test_group_timeout} s (VORTEX_TEST_GROUP_TIMEOUT) and was stopped: a hang" >&2
+  elif [ "$status" -eq 137 ]; then
+    echo "error: swift test $* was killed: past the bound and deaf to SIGTERM for 30 s, or by the system" >&2
   fi
   return "$status"
 }
