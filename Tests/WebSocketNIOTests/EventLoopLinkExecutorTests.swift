@@ -58,11 +58,19 @@ struct EventLoopLinkExecutorTests {
 
     @Test("rescheduling the link's own timer later keeps it asleep through the first deadline")
     func ownTimerMovesLater() async throws {
-        try await withOwnTimer { executor, timer, _ in
+        try await withOwnTimer { executor, timer, loop in
+            // The loop is held until the timer is re-armed, so the first deadline cannot end the sleep before the test
+            // sees it waiting (under load the 50 ms were over before it looked, and the wait never ended: CI,
+            // 2026-11-28). An expiry the loop has not read yet is dropped by the re-arm (`timerfd_settime` resets it).
+            let release = DispatchSemaphore(value: 0)
+            defer { release.signal() }  // a second signal is harmless: the loop waits once
+            loop.execute { release.wait() }
             let start = ContinuousClock.now
             let sleeping = Task { try await timer.sleep(for: .milliseconds(50)) }
             try await waitUntil("the sleep waits for the timer") { timer.hasSleeper }
+            try await Task.sleep(for: .milliseconds(60))  // past the first deadline, with its expiry left unread
             timer.reschedule(after: .milliseconds(400))
+            release.signal()
             let outcome = try await withSmokeTimeout(10, "the rescheduled sleep") { await sleeping.result }
             try outcome.get()
             #expect(ContinuousClock.now - start >= .milliseconds(400))
