@@ -1,13 +1,11 @@
 # Sourced by scripts/test.sh, scripts/soak.sh and scripts/sanitize.sh (from the package root): prepares the pinned Python
 # test peers (.venv, and .venv-stelvio for the stelvio peer, which needs Python 3.12 or later) and exports what the
 # test suites read to find them. Peer-backed tests (botocore, strawberry, stelvio) then run instead of skipping.
-# --no-compile: pip would byte-compile every module it installs, 52 s of the 85 s the stelvio environment took to make
-# on 2 cores (2026-11-28); Python compiles the modules a peer imports when it first imports them.
 
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-.venv/bin/pip install --quiet --disable-pip-version-check --no-compile -r Tests/PythonPeers/requirements.txt
+.venv/bin/pip install --quiet --disable-pip-version-check -r Tests/PythonPeers/requirements.txt
 
 export VORTEX_PYTHON="$PWD/.venv/bin/python"
 
@@ -23,7 +21,7 @@ if [ -n "$stelvio_python" ]; then
   if [ ! -x .venv-stelvio/bin/python ]; then
     "$stelvio_python" -m venv .venv-stelvio
   fi
-  .venv-stelvio/bin/pip install --quiet --disable-pip-version-check --no-compile -r Tests/PythonPeers/stelvio-requirements.txt
+  .venv-stelvio/bin/pip install --quiet --disable-pip-version-check -r Tests/PythonPeers/stelvio-requirements.txt
   export VORTEX_STELVIO_PYTHON="$PWD/.venv-stelvio/bin/python"
 else
   echo "warning: no Python 3.12 or later found: the stelvio peer is not installed, and its tests fail" >&2
