@@ -11,6 +11,9 @@
 # synthesized members left out) builds the package and extracts a symbol graph per module; a small Python step keeps
 # the modules of the package's regular targets outside Tests/ and prints `kind path: declaration` per symbol.
 # Extensions of other modules' types (`extension Duration`) count for the module that declares them.
+#
+# Either way, it fails when a public symbol has no documentation: neither a `///` comment of its own nor one it inherits
+# from the protocol requirement it implements (the symbol graph carries both; DocC shows the inherited one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +28,8 @@ esac
 dump_log=$(mktemp)
 description=$(mktemp)
 listing=$(mktemp)
-trap 'rm -f "$dump_log" "$description" "$listing"' EXIT
+undocumented=$(mktemp)
+trap 'rm -f "$dump_log" "$description" "$listing" "$undocumented"' EXIT
 
 swift package describe --type json >"$description"
 if ! swift package dump-symbol-graph --skip-synthesized-members --minimum-access-level public >"$dump_log" 2>&1; then
@@ -37,12 +41,12 @@ if [ -z "$graphs" ] || [ ! -d "$graphs" ]; then
   graphs=$(find .build -type d -name symbolgraph -not -path '*/checkouts/*' | head -1)
 fi
 
-python3 - "$description" "$graphs" >"$listing" <<'PYTHON'
+python3 - "$description" "$graphs" "$undocumented" >"$listing" <<'PYTHON'
 import json
 import os
 import sys
 
-description_path, graphs = sys.argv[1], sys.argv[2]
+description_path, graphs, undocumented_path = sys.argv[1], sys.argv[2], sys.argv[3]
 with open(description_path) as file:
     package = json.load(file)
 modules = sorted(
@@ -52,6 +56,7 @@ modules = sorted(
 )
 
 lines = {module: set() for module in modules}
+undocumented = set()
 for name in sorted(os.listdir(graphs)):
     if not name.endswith(".symbols.json"):
         continue
@@ -68,6 +73,11 @@ for name in sorted(os.listdir(graphs)):
         declaration = "".join(fragment["spelling"] for fragment in symbol.get("declarationFragments", []))
         declaration = " ".join(declaration.split())
         lines[module].add(f"{kind} {path}: {declaration}")
+        if not symbol.get("docComment", {}).get("lines"):
+            undocumented.add(f"{module}: {kind} {path}: {declaration}")
+
+with open(undocumented_path, "w") as file:
+    file.writelines(line + "\n" for line in sorted(undocumented))
 
 print("# Public API")
 print()
@@ -101,4 +111,9 @@ if [ "$check" = 1 ]; then
   fi
 else
   cp "$listing" docs/api.md
+fi
+if [ -s "$undocumented" ]; then
+  echo "api-listing.sh: public symbols without documentation (a /// comment, or one inherited from a protocol):" >&2
+  cat "$undocumented" >&2
+  exit 1
 fi

@@ -9,7 +9,9 @@ public final class ManualClock: Clock, Sendable {
         public var offset: Duration
         /// Creates an instant.
         public init(offset: Duration) { self.offset = offset }
+        /// The instant `duration` after this one.
         public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        /// The time from this instant to `other` (negative when `other` is earlier).
         public func duration(to other: Instant) -> Duration { other.offset - offset }
         public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
