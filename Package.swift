@@ -42,6 +42,9 @@ let package = Package(
         // Test-only: the OpenAPI document of the nine payloads is loaded and checked against the models.
         .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        // Test-only: certificates for the TLS tests of the NIO connector (both in the graph already, through jwt-kit).
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         // Documentation only: `swift package generate-documentation --target BackendNotifier`.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
         // The local backend and the CLI only: never linked by the library products an app uses.
@@ -273,8 +276,9 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The NIO connector on real sockets, against the scripted server of NIOTestServer.
         .testTarget(name: "VortexVocabularyTests", dependencies: ["VortexVocabulary"], swiftSettings: strictSettings),
+        // The NIO connector on real sockets, against the scripted server of NIOTestServer; over TLS too, with
+        // certificates made for each test.
         .testTarget(
             name: "WebSocketNIOTests",
             dependencies: [
@@ -282,6 +286,10 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),

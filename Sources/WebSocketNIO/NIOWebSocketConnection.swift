@@ -93,6 +93,6 @@ final class NIOWebSocketConnection: WebSocketConnection {
 
     func abort() {
         closeState.withLock { $0.aborted = true }
-        channel.close(promise: nil)
+        SocketDropHandler.drop(channel)
     }
 }

@@ -33,9 +33,12 @@ public struct NIOWebSocketConnector: WebSocketConnector {
     /// The largest message (all fragments joined) accepted from the server.
     public var maxMessageSize: Int
     /// How long a closing handshake may take before the connection is dropped. Default 1 s: a peer that does not
-    /// answer a close within a second is not worth waiting for.
+    /// answer a close within a second is not worth waiting for. On `wss://` it bounds TLS's closing handshake too: the
+    /// socket is dropped beneath TLS, whatever the configuration's `shutdownTimeout`.
     public var closeTimeout: Duration
-    /// TLS settings for `wss://`; `nil` uses NIOSSL's default client configuration (system trust roots).
+    /// TLS settings for `wss://`; `nil` uses NIOSSL's default client configuration (system trust roots). The server
+    /// name sent (SNI) and verified is the URL's host; an IP literal is sent no name and checked against the
+    /// certificate's IP addresses.
     public var tlsConfiguration: TLSConfiguration?
     /// The event loops the connections run on. The group must outlive every transport that uses this connector: a
     /// loop that is shut down drops the work queued on it, the link's included.
@@ -107,12 +110,12 @@ public struct NIOWebSocketConnector: WebSocketConnector {
                 guard let result = await opened.wait() else { throw CancellationError() }
                 return try result.get()
             } onCancel: {
-                channel.close(promise: nil)
+                SocketDropHandler.drop(channel)
             }
             // RFC 6455 §4.1: a connection whose server chose another subprotocol is failed, never used.
             try request.checkSelectedSubprotocol(subprotocol)
         } catch {
-            channel.close(promise: nil)
+            SocketDropHandler.drop(channel)
             logger.debug("WebSocket did not open", metadata: ["ws.endpoint": "\(endpoint.redacted)", "ws.error": "\(error)"])
             // Cancelling closes the channel, and the upgrade may report that close before the wait sees the
             // cancellation: the caller cancelled, so that is what it learns.
@@ -152,6 +155,7 @@ public struct NIOWebSocketConnector: WebSocketConnector {
                     }
                 }
                 do {
+                    try channel.pipeline.syncOperations.addHandler(SocketDropHandler(), name: SocketDropHandler.name)
                     if let tls {
                         let handler = try NIOSSLClientHandler(context: tls, serverHostname: endpoint.serverName)
                         try channel.pipeline.syncOperations.addHandler(handler)
@@ -188,7 +192,7 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         connecting.whenComplete { connected.fire($0) }
         guard let result = await connected.wait() else {
             opened.fire(.failure(CancellationError()))
-            connecting.whenSuccess { $0.close(promise: nil) }
+            connecting.whenSuccess { SocketDropHandler.drop($0) }
             throw CancellationError()
         }
         do {
@@ -202,8 +206,9 @@ public struct NIOWebSocketConnector: WebSocketConnector {
     /// ``closeTimeout`` for the server to drop it.
     private func finish(_ channel: any Channel, _ connection: NIOWebSocketConnection, _ closeState: Locked<WebSocketCloseState>) async {
         if closeState.withLock({ !$0.closeSent && !$0.aborted }) { await connection.close(code: 1000, reason: "") }
+        // Dropped from in front of TLS: NIOSSL would otherwise hold a silent peer's socket for its own shutdown timeout.
         let timeout = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(closeTimeout.timeInterval * 1_000_000_000))) {
-            channel.close(promise: nil)
+            SocketDropHandler.drop(channel)
         }
         try? await channel.closeFuture.get()
         timeout.cancel()

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import NIOTestServer
 import NIOWebSocket
 import RealtimeTesting
@@ -26,6 +27,8 @@ final class ScriptedNIOWebSocketServer: Sendable {
         var answersPings = true
         /// The largest frame the server accepts.
         var maxFrameSize = 4 * 1024 * 1024
+        /// Serve TLS with this configuration (`wss://`): NIOSSL's server handler in front of the HTTP handlers.
+        var tls: TLSConfiguration?
     }
 
     /// A close frame the client sent.
@@ -43,6 +46,8 @@ final class ScriptedNIOWebSocketServer: Sendable {
         var client: (any Channel)?
         var serverSentClose = false
         var clientDisconnected = false
+        /// The server name (SNI) of every TLS handshake, `nil` for one that sent none.
+        var serverNames: [String?] = []
     }
 
     private let server: NIOWebSocketTestServer
@@ -59,6 +64,11 @@ final class ScriptedNIOWebSocketServer: Sendable {
     /// The `ws://` URL of the server.
     var url: URL { server.url }
 
+    /// The `wss://` URL of the server under `host` (the server answers any name; its certificate decides).
+    func secureURL(host: String = "localhost", port: Int? = nil) -> URL {
+        URL(string: "wss://\(host):\(port ?? server.port)/event/realtime")!
+    }
+
     /// Starts a server on 127.0.0.1 with an ephemeral port.
     static func start(_ options: Options = Options()) async throws -> ScriptedNIOWebSocketServer {
         let state = Locked(State())
@@ -73,6 +83,16 @@ final class ScriptedNIOWebSocketServer: Sendable {
             behaviour.upgrade = .silent
         } else if let status = options.rejectUpgradeWith {
             behaviour.upgrade = .reject(status)
+        }
+        if var tls = options.tls {
+            tls.sslContextCallback = { hello, promise in
+                state.withLock { $0.serverNames.append(hello.serverHostname) }
+                promise.succeed(.noChanges)
+            }
+            let context = try NIOSSLContext(configuration: tls)
+            behaviour.accepted = { channel, _ in
+                try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+            }
         }
         let server = try await NIOWebSocketTestServer.start(behaviour)
         return ScriptedNIOWebSocketServer(server: server, state: state)
@@ -97,6 +117,8 @@ final class ScriptedNIOWebSocketServer: Sendable {
     var clientCloses: [ClientClose] { state.withLock { $0.clientCloses } }
     /// Whether the client's TCP connection has gone.
     var clientDisconnected: Bool { state.withLock { $0.clientDisconnected } }
+    /// The server name (SNI) of every TLS handshake, in order; `nil` for a handshake that sent none.
+    var serverNames: [String?] { state.withLock { $0.serverNames } }
 
     /// Waits for the first upgrade request.
     func waitForUpgradeRequest() async throws -> HTTPHeaders {
