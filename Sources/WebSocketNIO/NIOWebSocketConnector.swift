@@ -85,7 +85,7 @@ public struct NIOWebSocketConnector: WebSocketConnector {
     /// ``WebSocketConnection/abort()`` the socket is dropped at once.
     ///
     /// - Throws: ``WebSocketSeamError/invalidURL(_:)`` for a URL that is not `ws://` or `wss://`,
-    ///   ``WebSocketSeamError/connectionFailed(_:)`` when TCP, TLS or DNS fail,
+    ///   ``WebSocketSeamError/connectionFailed(_:)`` when TCP, TLS (its configuration included) or DNS fail,
     ///   ``WebSocketSeamError/upgradeRejected(_:)`` when the server does not switch protocols, what `body` threw,
     ///   and `CancellationError` when the calling task is cancelled first.
     public func withConnection<Value: Sendable>(
@@ -143,7 +143,13 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         _ endpoint: WebSocketEndpoint, head: HTTPRequestHead, inbound: WebSocketInbound, closeState: Locked<WebSocketCloseState>,
         pongHandler: Locked<(@Sendable () -> Void)?>, opened: OneShotSignal<Result<String?, any Error>>
     ) async throws -> any Channel {
-        let tls = try endpoint.secure ? NIOSSLContext(configuration: tlsConfiguration ?? .makeClientConfiguration()) : nil
+        let tls: NIOSSLContext?
+        do {
+            tls = try endpoint.secure ? NIOSSLContext(configuration: tlsConfiguration ?? .makeClientConfiguration()) : nil
+        } catch {
+            // A trust root or certificate file that cannot be loaded: a seam error like every other failure to open.
+            throw WebSocketSeamError.connectionFailed("TLS configuration: \(error)")
+        }
         let (maxFrameSize, maxMessageSize) = (self.maxFrameSize, self.maxMessageSize)
         let bootstrap = ClientBootstrap(group: eventLoopGroup)
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)

@@ -81,6 +81,22 @@ struct NIOWebSocketTLSTests {
         }
     }
 
+    @Test("a TLS configuration that cannot be loaded fails the connection as connectionFailed, naming TLS")
+    func unloadableConfiguration() async throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file("/nonexistent/vortex-test-roots.pem")
+        let connector = NIOWebSocketConnector(tlsConfiguration: tls)
+        let request = WebSocketRequest(url: try #require(URL(string: "wss://localhost:1/event/realtime")))
+        let error = await #expect(throws: WebSocketSeamError.self) {
+            _ = try await withSmokeTimeout(20, "the connection scope") { try await connector.withConnection(request) { _ in } }
+        }
+        guard case .connectionFailed(let detail)? = error else {
+            Issue.record("expected connectionFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(detail.hasPrefix("TLS configuration: "), "\(detail)")
+    }
+
     /// Why a certificate is refused, and the words of BoringSSL's error that say so.
     enum Refusal: String, CustomTestStringConvertible, Sendable {
         case untrustedRoot, otherName, expired, systemRoots
