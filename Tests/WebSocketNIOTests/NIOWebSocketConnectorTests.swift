@@ -394,20 +394,6 @@ struct NIOWebSocketConnectorTests {
 
     // MARK: Helpers
 
-    private func withServer(
-        _ options: ScriptedNIOWebSocketServer.Options = .init(),
-        _ body: (ScriptedNIOWebSocketServer) async throws -> Void
-    ) async throws {
-        let server = try await ScriptedNIOWebSocketServer.start(options)
-        do {
-            try await body(server)
-        } catch {
-            await server.shutdown()
-            throw error
-        }
-        await server.shutdown()
-    }
-
     /// Runs `body` in a connection scope, failing instead of hanging.
     private func scoped<Value: Sendable>(
         _ request: WebSocketRequest,

@@ -121,42 +121,39 @@ struct NIOWebSocketTLSTests {
 
     @Test("abort() over TLS to a blackholed peer drops the socket at once, without waiting for TLS's closing handshake")
     func abortToBlackholedPeer() async throws {
-        let authority = try TestCertificateAuthority()
-        let identity = try authority.issue(dnsNames: ["localhost"])
-        try await withServer(.init(answersClose: false, tls: TestCertificateAuthority.serverConfiguration(identity))) { server in
-            let proxy = try FaultInjectingProxy(upstreamPort: server.port)
-            defer { proxy.stop() }
-            let connector = try Self.connector(trusting: authority, closeTimeout: .seconds(600), tlsShutdownTimeout: .seconds(600))
-            let (_, close) = try await scoped(WebSocketRequest(url: server.secureURL(port: proxy.port)), with: connector) {
-                connection in
-                try await connection.send(.text("before"))
-                _ = try await server.waitForTexts(1)
-                proxy.blackholeAll()
-                connection.abort()
-            }
-            #expect(close.reason == "aborted" && close.initiatedLocally)
-        }
+        let close = try await endLinkToBlackholedPeer(closeTimeout: .seconds(600)) { connection in connection.abort() }
+        #expect(close.reason == "aborted" && close.initiatedLocally)
     }
 
     @Test("a close to a blackholed peer over TLS ends the scope at the close timeout, not at TLS's shutdown timeout")
     func closeToBlackholedPeer() async throws {
+        let close = try await endLinkToBlackholedPeer(closeTimeout: .milliseconds(300)) { connection in
+            await connection.close(code: 1000, reason: "bye")
+        }
+        // Nothing came back: the close is this side's, without an answer.
+        #expect(close.code == nil && close.initiatedLocally)
+    }
+
+    /// Opens a `wss://` link through a proxy, has one message reach the server, blackholes the proxy, ends the link
+    /// with `end`, and returns how the scope says it ended; TLS's shutdown timeout is 600 s.
+    private func endLinkToBlackholedPeer(
+        closeTimeout: Duration, _ end: @escaping @Sendable (any WebSocketConnection) async -> Void
+    ) async throws -> WebSocketCloseInfo {
         let authority = try TestCertificateAuthority()
         let identity = try authority.issue(dnsNames: ["localhost"])
+        var close: WebSocketCloseInfo?
         try await withServer(.init(answersClose: false, tls: TestCertificateAuthority.serverConfiguration(identity))) { server in
             let proxy = try FaultInjectingProxy(upstreamPort: server.port)
             defer { proxy.stop() }
-            let connector = try Self.connector(
-                trusting: authority, closeTimeout: .milliseconds(300), tlsShutdownTimeout: .seconds(600))
-            let (_, close) = try await scoped(WebSocketRequest(url: server.secureURL(port: proxy.port)), with: connector) {
-                connection in
+            let connector = try Self.connector(trusting: authority, closeTimeout: closeTimeout, tlsShutdownTimeout: .seconds(600))
+            close = try await scoped(WebSocketRequest(url: server.secureURL(port: proxy.port)), with: connector) { connection in
                 try await connection.send(.text("before"))
                 _ = try await server.waitForTexts(1)
                 proxy.blackholeAll()
-                await connection.close(code: 1000, reason: "bye")
-            }
-            // Nothing came back: the close is this side's, without an answer.
-            #expect(close.code == nil && close.initiatedLocally)
+                await end(connection)
+            }.1
         }
+        return try #require(close)
     }
 
     // MARK: Helpers
@@ -169,19 +166,6 @@ struct NIOWebSocketTLSTests {
         tls.trustRoots = try authority.trustRoots
         if let tlsShutdownTimeout { tls.shutdownTimeout = tlsShutdownTimeout }
         return NIOWebSocketConnector(closeTimeout: closeTimeout, tlsConfiguration: tls)
-    }
-
-    private func withServer(
-        _ options: ScriptedNIOWebSocketServer.Options, _ body: (ScriptedNIOWebSocketServer) async throws -> Void
-    ) async throws {
-        let server = try await ScriptedNIOWebSocketServer.start(options)
-        do {
-            try await body(server)
-        } catch {
-            await server.shutdown()
-            throw error
-        }
-        await server.shutdown()
     }
 
     /// Runs `body` in a connection scope, failing instead of hanging.

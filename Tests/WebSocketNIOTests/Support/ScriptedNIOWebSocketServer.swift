@@ -294,6 +294,20 @@ private final class ServerFrameHandler: ChannelInboundHandler {
     }
 }
 
+/// Runs `body` with a scripted server started with `options`, and shuts the server down however `body` ends.
+func withServer(
+    _ options: ScriptedNIOWebSocketServer.Options = .init(), _ body: (ScriptedNIOWebSocketServer) async throws -> Void
+) async throws {
+    let server = try await ScriptedNIOWebSocketServer.start(options)
+    do {
+        try await body(server)
+    } catch {
+        await server.shutdown()
+        throw error
+    }
+    await server.shutdown()
+}
+
 /// ``withTestTimeout(_:_:_:)`` under the name these tests have always used.
 func withSmokeTimeout<T: Sendable>(
     _ seconds: Double = 10,
