@@ -168,7 +168,9 @@ let package = Package(
                 "SubscriberCore", "AppSyncEventsWire", "VortexVocabulary",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "GraphQL", package: "GraphQL"),
                 .product(name: "Logging", package: "swift-log"),
@@ -247,7 +249,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // Test support, never a product: the WebSocket server on SwiftNIO that the NIO connector's tests (scripted) and
-        // the fuzz suite (hostile) configure. Kept out of RealtimeTesting so an app's test target does not link NIO.
+        // the fuzz suite (hostile) configure, and the certificate authority the TLS tests make. Kept out of
+        // RealtimeTesting so an app's test target does not link NIO.
         .target(
             name: "NIOTestServer",
             dependencies: [
@@ -256,6 +259,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/NIOTestServer",
             swiftSettings: strictSettings
@@ -287,9 +294,6 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),
@@ -375,7 +379,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "WebSocketNIO",
+                "WebSocketNIO", "NIOTestServer",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "RealtimeDrill", "LocalBackend", "Composition", "BackendNotifier", "SubscriberCore", "RealtimeTesting",
                 "AppSyncEventsTransport", "GraphQLTransport", "RealtimeStore", "RealtimePreflight",
                 .product(name: "Logging", package: "swift-log"),

@@ -30,10 +30,18 @@ struct CommandLineTests {
         try process.run()
         let readOut = output.fileHandleForReading
         let readErr = errors.fileHandleForReading
-        // Both pipes drain on threads of their own (a full stderr pipe must not block the child).
-        async let stdout = onOwnThread { readOut.readDataToEndOfFile() }
-        async let stderr = onOwnThread { readErr.readDataToEndOfFile() }
-        let (out, err) = try await (stdout, stderr)
+        let (out, err): (Data, Data)
+        do {
+            (out, err) = try await withTestTimeout(150, "vortex-realtime \(arguments.first ?? "") to end") {
+                // Both pipes drain on threads of their own (a full stderr pipe must not block the child).
+                async let stdout = onOwnThread { readOut.readDataToEndOfFile() }
+                async let stderr = onOwnThread { readErr.readDataToEndOfFile() }
+                return try await (stdout, stderr)
+            }
+        } catch {
+            process.terminate()  // a command that does not end fails its test and does not outlive it
+            throw error
+        }
         try await onOwnThread { process.waitUntilExit() }
         return Result(
             status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
@@ -75,6 +83,8 @@ struct CommandLineTests {
             ),
             (["serve", "--port", "70000"], "--port"),
             (["serve", "--namespace", "-bad"], "--namespace"),
+            (["serve", "--tls-certificate", "/nonexistent/chain.pem"], "--tls-certificate"),
+            (["serve", "--tls-certificate", "/nonexistent/chain.pem", "--tls-key", "/nonexistent/key.pem"], "--tls-certificate"),
             (
                 [
                     "tail", "--endpoint", "https://a.appsync-api.us-east-1.amazonaws.com/event", "--token", "t", "--channel",

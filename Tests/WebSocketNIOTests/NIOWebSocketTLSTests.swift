@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOSSL
+import NIOTestServer
 import RealtimeTesting
 import SubscriberCore
 import Testing

@@ -37,6 +37,9 @@ public struct LocalBackendConfiguration: Sendable {
     /// Enables the admin endpoints under `/vortex`: `POST /vortex/events`, `POST`/`GET /vortex/faults`,
     /// `GET /vortex/status`. Default `false`.
     public var admin = false
+    /// Serves `https://` and `wss://` with this certificate instead of `http://` and `ws://` (``LocalBackendEndpoints``
+    /// then say so). Default `nil`.
+    public var tls: LocalBackendTLS?
     /// The Lambda authorizer: token → user id, or `nil` to deny. Consulted for `Authorization` values that are not
     /// JWTs this server signed.
     public var lambdaAuthorizer: (@Sendable (String) async -> String?)?

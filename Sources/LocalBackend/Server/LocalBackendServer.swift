@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -8,7 +9,8 @@ import ServiceLifecycle
 
 /// The local development backend: AWS AppSync Events (WebSocket `/event/realtime` and HTTP `POST /event`), the
 /// legacy GraphQL endpoint (`/graphql`, see ``GraphQLRoute``), the domain event bus and, with
-/// ``LocalBackendConfiguration/admin``, the `/vortex` admin endpoints — one process, one port.
+/// ``LocalBackendConfiguration/admin``, the `/vortex` admin endpoints — one process, one port, behind TLS with
+/// ``LocalBackendConfiguration/tls``.
 ///
 /// ```swift
 /// var configuration = LocalBackendConfiguration()
@@ -78,6 +80,7 @@ public actor LocalBackendServer {
         if let problem = LocalBackendConfiguration.namespaceProblem(configuration.namespaces) {
             throw LocalBackendError.invalidConfiguration(problem)
         }
+        let tls = try configuration.tls?.serverConfiguration()
         let services = await makeServices()
         let router = Router(context: BasicRequestContext.self)
         AppSyncHTTPPublishRoute.register(on: router, services: services)
@@ -92,9 +95,11 @@ public actor LocalBackendServer {
         let signal = StartupSignal()
         let address = self.address
         let host = configuration.host
+        var server = Self.serverBuilder(routes: webSocketRoutes, services: services, refusals: refusals)
+        if let tls { server = try .tls(server, tlsConfiguration: tls) }
         let app = Application(
             router: router,
-            server: Self.serverBuilder(routes: webSocketRoutes, services: services, refusals: refusals),
+            server: server,
             configuration: ApplicationConfiguration(address: .hostname(host, port: configuration.port), serverName: "vortex-local-backend"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
@@ -123,7 +128,7 @@ public actor LocalBackendServer {
             throw error
         }
         guard case .running = state, let hostAndPort = address.hostAndPort else { throw LocalBackendError.stopped }
-        let endpoints = LocalBackendEndpoints(hostAndPort: hostAndPort, admin: configuration.admin)
+        let endpoints = LocalBackendEndpoints(hostAndPort: hostAndPort, admin: configuration.admin, secure: tls != nil)
         state = .running(group: group, task: task, endpoints: endpoints)
         logger.info(
             "local backend listening",

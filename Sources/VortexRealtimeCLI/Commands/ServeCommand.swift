@@ -11,7 +11,8 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             The first stdout line is one JSON object with the URLs: {"http":…,"realtime":…,"graphql":…,"admin":…}.
             Logs go to stderr. SIGINT/SIGTERM shut it down cleanly. --admin enables POST /vortex/events (domain events)
-            and POST /vortex/faults (fault injection): development only.
+            and POST /vortex/faults (fault injection): development only. With --tls-certificate and --tls-key every URL is
+            https:// or wss://.
             """
     )
 
@@ -60,6 +61,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "A user directory JSON file (default: the embedded sample).")
     var directory: String?
 
+    @Option(
+        name: .customLong("tls-certificate"),
+        help: ArgumentHelp("Serve https:// and wss://: the server's PEM certificate chain (with --tls-key).", valueName: "path"))
+    var tlsCertificate: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("The PEM private key of --tls-certificate.", valueName: "path"))
+    var tlsKey: String?
+
     @Flag(help: "Enable /vortex/events and /vortex/faults.")
     var admin = false
 
@@ -73,6 +82,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard (iamAccessKey == nil) == (iamSecretKey == nil) else {
             throw ValidationError("--iam-access-key: give --iam-access-key and --iam-secret-key together")
+        }
+        guard (tlsCertificate == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-certificate: give --tls-certificate and --tls-key together")
         }
         guard kaInterval > 0 else { throw ValidationError("--ka-interval: must be positive") }
         guard graphQLInitTimeout > 0 else { throw ValidationError("--graphql-init-timeout: must be positive") }
@@ -101,6 +113,11 @@ struct ServeCommand: AsyncParsableCommand {
         if let directory {
             do { configuration.directory = try UserDirectory.load(from: directory) } catch {
                 throw CLIFailure.badArgument("--directory", "\(error)")
+            }
+        }
+        if let tlsCertificate, let tlsKey {
+            do { configuration.tls = try LocalBackendTLS(certificateChainPath: tlsCertificate, privateKeyPath: tlsKey) } catch {
+                throw CLIFailure.badArgument("--tls-certificate", "\(error)")
             }
         }
         let termination = await SignalWatcher.arm()  // before the endpoints line, which callers answer with a signal

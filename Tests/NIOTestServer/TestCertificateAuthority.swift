@@ -7,11 +7,17 @@ import X509
 /// A certificate authority made for one test: its root signs server certificates for the names a test asks for, and
 /// the client trusts it through ``trustRoots`` (never the system's roots, which it is not in). Nothing is written to
 /// disk and nothing outlives the test; P-256 keys, valid from an hour ago.
-struct TestCertificateAuthority {
-    /// A server's certificate chain and key, as NIOSSL takes them.
-    struct ServerIdentity {
-        var chain: [NIOSSLCertificate]
-        var key: NIOSSLPrivateKey
+public struct TestCertificateAuthority: Sendable {
+    /// A server's certificate chain and key, as NIOSSL takes them and as PEM text.
+    public struct ServerIdentity: Sendable {
+        /// The server's certificate (the chain has no intermediates).
+        public var chain: [NIOSSLCertificate]
+        /// The certificate's private key.
+        public var key: NIOSSLPrivateKey
+        /// ``chain`` as PEM text.
+        public var certificateChainPEM: String
+        /// ``key`` as PEM text.
+        public var privateKeyPEM: String
     }
 
     private let name: DistinguishedName
@@ -19,7 +25,7 @@ struct TestCertificateAuthority {
     private let root: Certificate
 
     /// A new root named `commonName`.
-    init(commonName: String = "VortexRealtime test root") throws {
+    public init(commonName: String = "VortexRealtime test root") throws {
         name = try DistinguishedName { CommonName(commonName) }
         key = Certificate.PrivateKey(P256.Signing.PrivateKey())
         root = try Certificate(
@@ -34,13 +40,13 @@ struct TestCertificateAuthority {
     }
 
     /// The roots a client configures to trust this authority (and nothing else).
-    var trustRoots: NIOSSLTrustRoots {
+    public var trustRoots: NIOSSLTrustRoots {
         get throws { .certificates([try Self.nioCertificate(root)]) }
     }
 
     /// A server certificate for `dnsNames` and the IPv4 addresses `ipAddresses` (four bytes each), signed by the root,
     /// valid until `notValidAfter`.
-    func issue(
+    public func issue(
         dnsNames: [String], ipAddresses: [[UInt8]] = [], notValidAfter: Date = Date().addingTimeInterval(24 * 3600)
     ) throws -> ServerIdentity {
         let serverKey = Certificate.PrivateKey(P256.Signing.PrivateKey())
@@ -58,12 +64,14 @@ struct TestCertificateAuthority {
             },
             issuerPrivateKey: key)
         let pemKey = try serverKey.serializeAsPEM().pemString
+        let pemCertificate = try certificate.serializeAsPEM().pemString
         return ServerIdentity(
-            chain: [try Self.nioCertificate(certificate)], key: try NIOSSLPrivateKey(bytes: Array(pemKey.utf8), format: .pem))
+            chain: [try NIOSSLCertificate(bytes: Array(pemCertificate.utf8), format: .pem)],
+            key: try NIOSSLPrivateKey(bytes: Array(pemKey.utf8), format: .pem), certificateChainPEM: pemCertificate, privateKeyPEM: pemKey)
     }
 
     /// The server side's TLS configuration for `identity`.
-    static func serverConfiguration(_ identity: ServerIdentity) -> TLSConfiguration {
+    public static func serverConfiguration(_ identity: ServerIdentity) -> TLSConfiguration {
         TLSConfiguration.makeServerConfiguration(
             certificateChain: identity.chain.map { .certificate($0) }, privateKey: .privateKey(identity.key))
     }
