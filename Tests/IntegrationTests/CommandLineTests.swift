@@ -85,6 +85,7 @@ struct CommandLineTests {
             (["serve", "--namespace", "-bad"], "--namespace"),
             (["serve", "--tls-certificate", "/nonexistent/chain.pem"], "--tls-certificate"),
             (["serve", "--tls-certificate", "/nonexistent/chain.pem", "--tls-key", "/nonexistent/key.pem"], "--tls-certificate"),
+            (["serve", "--tls-certificate", "/etc/passwd", "--tls-key", "/nonexistent/key.pem"], "--tls-key"),
             (
                 [
                     "tail", "--endpoint", "https://a.appsync-api.us-east-1.amazonaws.com/event", "--token", "t", "--channel",

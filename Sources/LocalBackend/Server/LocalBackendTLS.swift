@@ -1,4 +1,3 @@
-import Foundation
 import NIOSSL
 
 /// The certificate and key a ``LocalBackendServer`` serves `https://` and `wss://` with
@@ -16,23 +15,8 @@ public struct LocalBackendTLS: Sendable, Equatable {
         self.privateKeyPEM = privateKeyPEM
     }
 
-    /// TLS with the PEM files at `certificateChainPath` and `privateKeyPath`; throws
-    /// ``LocalBackendError/invalidConfiguration(_:)`` naming a file that cannot be read.
-    public init(certificateChainPath: String, privateKeyPath: String) throws {
-        func read(_ path: String, _ what: String) throws -> String {
-            do {
-                return try String(contentsOfFile: path, encoding: .utf8)
-            } catch {
-                throw LocalBackendError.invalidConfiguration("tls: cannot read the \(what) at \(path)")
-            }
-        }
-        self.init(
-            certificateChainPEM: try read(certificateChainPath, "certificate chain"), privateKeyPEM: try read(privateKeyPath, "private key")
-        )
-    }
-
     /// NIOSSL's server configuration; throws ``LocalBackendError/invalidConfiguration(_:)`` for PEM text that does not
-    /// hold a certificate or a key (the key itself never appears in the message).
+    /// hold a certificate or a key, or a key that is not the certificate's (the key itself never appears in the message).
     func serverConfiguration() throws -> TLSConfiguration {
         let chain: [NIOSSLCertificate]
         do {
@@ -46,6 +30,15 @@ public struct LocalBackendTLS: Sendable, Equatable {
         } catch {
             throw LocalBackendError.invalidConfiguration("tls: the private key is not a PEM private key")
         }
-        return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        let configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        // Loaded once here: Hummingbird loads it only when it starts serving, where a key that does not belong to the
+        // certificate would fail the server with NIOSSL's error instead of this one.
+        do {
+            _ = try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw LocalBackendError.invalidConfiguration("tls: the certificate chain and private key cannot be used together (\(error))")
+        }
+        return configuration
     }
 }

@@ -116,9 +116,9 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         if let tlsCertificate, let tlsKey {
-            do { configuration.tls = try LocalBackendTLS(certificateChainPath: tlsCertificate, privateKeyPath: tlsKey) } catch {
-                throw CLIFailure.badArgument("--tls-certificate", "\(error)")
-            }
+            configuration.tls = LocalBackendTLS(
+                certificateChainPEM: try Self.read(tlsCertificate, option: "--tls-certificate"),
+                privateKeyPEM: try Self.read(tlsKey, option: "--tls-key"))
         }
         let termination = await SignalWatcher.arm()  // before the endpoints line, which callers answer with a signal
         let server = LocalBackendServer(configuration: configuration, logger: logger)
@@ -128,5 +128,12 @@ struct ServeCommand: AsyncParsableCommand {
         await termination.waitForTermination()
         logger.info("shutting down")
         await server.stop()
+    }
+
+    /// The text of the file an option names; a file that cannot be read fails with the option's name.
+    private static func read(_ path: String, option: String) throws -> String {
+        do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw CLIFailure.badArgument(option, "cannot read \(path)")
+        }
     }
 }
