@@ -93,6 +93,10 @@ public final class GraphQLTransport: RealtimeTransport {
     /// reconnects now. Call it when the app returns to the foreground. Without a connection it does nothing.
     public func verifyConnection() async { engine.verifyConnection() }
 
+    /// Why the latest connection was lost or could not be made since the transport was last connected (`nil` while
+    /// connected): the link's end and its close, as the transport's log line "connection ended" gives them.
+    public var lastConnectionFailure: String? { engine.lastConnectionFailure }
+
     // MARK: The engine
 
     private func running() -> GraphQLState {

@@ -36,6 +36,7 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
         var disconnects = 0
         var verifications = 0
         var published: [PublishRequest] = []
+        var lastFailure: String?
     }
 
     /// The transport's name.
@@ -100,8 +101,16 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
     /// A stream of states the test sets with ``setState(_:)``.
     public func connectionStates() async -> AsyncStream<ConnectionState> { states.makeStream() }
 
-    /// Sets the reported connection state.
-    public func setState(_ newState: ConnectionState) { states.update(newState) }
+    /// Sets the reported connection state; with `failure`, first sets ``lastConnectionFailure`` (as a real transport
+    /// records why it lost the connection before it reports `reconnecting`).
+    public func setState(_ newState: ConnectionState, failure: String? = nil) {
+        if let failure { state.withLock { $0.lastFailure = failure } }
+        if newState == .connected { state.withLock { $0.lastFailure = nil } }
+        states.update(newState)
+    }
+
+    /// The failure the test gave with ``setState(_:failure:)`` since the last `connected`.
+    public var lastConnectionFailure: String? { state.withLock { $0.lastFailure } }
 
     /// Every subscription opened so far.
     public var subscriptions: [Subscription] { state.withLock { $0.subscriptions } }

@@ -77,8 +77,10 @@ struct AppSyncReliabilityTests {
         let siblingID = try await AppSyncHarness.expectSubscribe(on: first, channel: "default/b")
         first.emit(#"{"type":"subscribe_success","id":"\#(siblingID)"}"#)
         #expect(try await sibling.next() == .live)
+        #expect(harness.transport.lastConnectionFailure == nil)
         first.closeFromServer(code: 1000, reason: "")
         try await states.waitFor(.reconnecting(attempt: 1, delay: .seconds(10)))
+        #expect(harness.transport.lastConnectionFailure == "closed by the server, close 1000 (remote)")
         try await harness.clock.waitForSleeper(sleeping: .seconds(10))
         harness.clock.advance(by: .seconds(10))
         let second = try await harness.acceptConnection()
@@ -98,6 +100,7 @@ struct AppSyncReliabilityTests {
         #expect(try await probe.next() == .payload(RealtimePayload(json: Data(#"{"after":true}"#.utf8))))
         try await states.waitFor(.connected)
         #expect(states.recorded.first == .idle)
+        #expect(harness.transport.lastConnectionFailure == nil, "connected again")
         await harness.transport.disconnect()
     }
 
@@ -111,6 +114,31 @@ struct AppSyncReliabilityTests {
         harness.clock.advance(by: .seconds(2))
         guard case .failed(let error) = try await probe.ending() else { Issue.record("must fail"); return }
         #expect(error as? RealtimeError == .reconnectAttemptsExhausted(1))
+        #expect(harness.transport.lastConnectionFailure == "open failed: WebSocket connection failed: refused by the test")
+        await harness.transport.disconnect()
+        #expect(harness.transport.lastConnectionFailure == nil, "disconnected on purpose")
+    }
+
+    @Test("lastConnectionFailure: a refused attempt until connected; none after the connection closes on purpose")
+    func lastConnectionFailure() async throws {
+        let harness = try AppSyncHarness()
+        let states = await StateRecorder(harness.transport)
+        harness.server.refuseNextConnections(1, with: .upgradeRejected("HTTP 503"))
+        let probe = await harness.subscribe("default/a")
+        try await states.waitFor(.reconnecting(attempt: 1, delay: .seconds(10)))
+        #expect(harness.transport.lastConnectionFailure == "open failed: WebSocket upgrade rejected: HTTP 503")
+        try await harness.clock.waitForSleeper(sleeping: .seconds(10))
+        harness.clock.advance(by: .seconds(10))
+        let connection = try await harness.acceptConnection()
+        let id = try await AppSyncHarness.expectSubscribe(on: connection, channel: "default/a")
+        connection.emit(#"{"type":"subscribe_success","id":"\#(id)"}"#)
+        #expect(try await probe.next() == .live)
+        #expect(harness.transport.lastConnectionFailure == nil, "connected")
+        probe.cancel()
+        _ = try await connection.waitForClientClose()
+        try await waitUntil("idle after the close") { states.recorded.last == .idle }
+        #expect(harness.transport.lastConnectionFailure == nil, "an acknowledged link closed on purpose: the failure before it is history")
+        await harness.transport.disconnect()
     }
 
     @Test("signed out before a reconnect: no new connection, streams end with signedOut")

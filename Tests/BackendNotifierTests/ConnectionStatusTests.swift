@@ -26,10 +26,10 @@ struct ConnectionStatusTests {
             return output
         }
 
-        mutating func state(_ state: ConnectionState, id: Int = 0, at seconds: TimeInterval = 0) -> [Action] {
+        mutating func state(_ state: ConnectionState, id: Int = 0, failure: String? = nil, at seconds: TimeInterval = 0) -> [Action] {
             step { status, output in
                 _ = status.transportStateChanged(
-                    state, reportedBy: id, active: ConnectionStatusTests.appsync,
+                    state, reportedBy: id, active: ConnectionStatusTests.appsync, lastFailure: failure,
                     now: ConnectionStatusTests.start.addingTimeInterval(seconds),
                     &output)
             }
@@ -152,5 +152,33 @@ struct ConnectionStatusTests {
         _ = armed.refresh(token: 3)
         #expect(armed.step { $0.disarmNetworkErrorLimit(&$1) } == [.cancelTimer(.networkError)])
         #expect(armed.step { $0.disarmNetworkErrorLimit(&$1) } == [])
+    }
+
+    @Test("a network error says why the last attempt failed, as the active transport said with its latest state")
+    func networkErrorNamesTheLastFailure() {
+        var script = Script()
+        _ = script.step { $0.follow(0, &$1) }
+        _ = script.state(.connecting)
+        _ = script.refresh(token: 7)
+        _ = script.state(.reconnecting(attempt: 1, delay: .seconds(1)), failure: "open failed: CERTIFICATE_VERIFY_FAILED")
+        _ = script.state(.reconnecting(attempt: 1, delay: .seconds(1)), id: 5, failure: "another transport's")
+        #expect(
+            script.step { $0.networkErrorLimitFired(token: 7, &$1) { "no live connection" } }
+                == Self.networkError("no live connection; last attempt: open failed: CERTIFICATE_VERIFY_FAILED"))
+        _ = script.state(.connected)
+        _ = script.refresh()
+        let failure = RealtimeError.reconnectAttemptsExhausted(2)
+        #expect(
+            script.state(.disconnected(.failed(failure)), failure: "closed by the server, close 4401 (remote)")
+                == [.metric(.connected(seconds: 0, transport: "appsync"))]
+                + Self.networkError("\(failure); last attempt: closed by the server, close 4401 (remote)"))
+        // A transport followed anew starts with no failure of its own.
+        var fresh = Script()
+        _ = fresh.step { $0.follow(0, &$1) }
+        #expect(fresh.status.lastFailure == nil)
+        _ = fresh.state(.connecting, failure: "stale")
+        _ = fresh.step { $0.forgetFollowing(&$1) }
+        _ = fresh.step { $0.follow(0, &$1) }
+        #expect(fresh.status.lastFailure == nil)
     }
 }

@@ -67,18 +67,20 @@ struct NotifierConnectionStateTests {
         #expect(harness.metrics.counterTotal(label: "vortex_realtime_reconnects_total", transport: "appsync") == 0)
     }
 
-    @Test("networkError: once when offline longer than the limit, again only after being live; at once when the policy gives up")
+    @Test(
+        "networkError: once when offline longer than the limit, with the transport's last failure; again only after being live; at once when the policy gives up"
+    )
     func networkError() async throws {
         let harness = NotifierHarness { $0.networkErrorAfter = .seconds(5) }
         let events = ValueProbe(await harness.notifier.connectionEvents())
         _ = ValueProbe(await harness.notifier.roleValues())
         _ = try await harness.transport.waitForSubscription()
-        harness.transport.setState(.reconnecting(attempt: 1, delay: .seconds(10)))
+        harness.transport.setState(.reconnecting(attempt: 1, delay: .seconds(10)), failure: "open failed: refused")
         try await harness.clock.waitForSleeper(sleeping: .seconds(5))
         harness.clock.advance(by: .seconds(5))
         let first = try await events.next()
         guard case .networkError = first else { Issue.record("expected networkError, got \(first)"); return }
-        #expect(first.vortexError == .networkError("no live connection for 5.0 seconds"))
+        #expect(first.vortexError == .networkError("no live connection for 5.0 seconds; last attempt: open failed: refused"))
         harness.transport.setState(.connected)
         harness.transport.setState(.disconnected(.failed(.reconnectAttemptsExhausted(3))))
         let second = try await events.next()

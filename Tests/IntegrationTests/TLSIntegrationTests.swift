@@ -40,7 +40,7 @@ struct TLSIntegrationTests {
     }
 
     @Test(
-        "a client that does not trust the certificate never goes live, opens no WebSocket and reports a network error",
+        "a client that does not trust the certificate never goes live, opens no WebSocket and reports a network error that says why",
         arguments: [RealtimeConfiguration.TransportKind.appsync, .graphql])
     func untrustedCertificate(kind: RealtimeConfiguration.TransportKind) async throws {
         let authority = try TestCertificateAuthority()
@@ -57,8 +57,10 @@ struct TLSIntegrationTests {
                     "no network error; the notifier reported \(events.recorded), its state is \(await stack.notifier.connectionState)")
                 throw error
             }
-            // The cause (CERTIFICATE_VERIFY_FAILED) is in the transport's log line for each attempt; the event's detail
-            // says only how long the notifier has been without a live connection.
+            // The event's detail says why: the transport's last failure, the certificate the client could not verify.
+            let details = events.recorded.compactMap { if case .networkError(let detail) = $0 { detail } else { nil } }
+            #expect(details.first?.contains("last attempt: open failed") == true, "\(details)")
+            #expect(details.first?.contains("CERTIFICATE_VERIFY_FAILED") == true, "\(details)")
             #expect(!events.recorded.contains { if case .live = $0 { true } else { false } })
             #expect(presence.recorded.isEmpty)
             #expect(server.connections.count() == 0, "no WebSocket may open to a server the client could not verify")

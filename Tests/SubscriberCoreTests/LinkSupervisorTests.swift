@@ -40,6 +40,28 @@ struct LinkSupervisorTests {
         await harness.stop()
     }
 
+    @Test("the last failure: why the connection was lost or refused, each time anew")
+    func lastFailure() async throws {
+        let harness = SupervisorHarness(policy: .fixed(.seconds(10)))
+        let first = try await harness.accept()
+        try await harness.waitFor(.connected)
+        #expect(harness.lastFailure.withLock { $0 } == nil)
+        harness.server.refuseNextConnections(1, with: .connectionFailed("CERTIFICATE_VERIFY_FAILED"))
+        first.failTransport()
+        try await harness.waitFor(.reconnecting(attempt: 1, delay: .seconds(10)))
+        #expect(harness.lastFailure.withLock { $0 } == "closed by the server, close 1006 connection reset (remote)")
+        try await harness.clock.waitForSleeper(sleeping: .seconds(10))
+        harness.clock.advance(by: .seconds(10))
+        try await harness.waitFor(.reconnecting(attempt: 2, delay: .seconds(10)))
+        #expect(harness.lastFailure.withLock { $0 } == "open failed: WebSocket connection failed: CERTIFICATE_VERIFY_FAILED")
+        try await harness.clock.waitForSleeper(sleeping: .seconds(10))
+        harness.clock.advance(by: .seconds(10))
+        _ = try await harness.accept()
+        try await waitUntil("connected again") { harness.recordedStates.filter { $0 == .connected }.count == 2 }
+        #expect(harness.lastFailure.withLock { $0 } == "open failed: WebSocket connection failed: CERTIFICATE_VERIFY_FAILED")
+        await harness.stop()
+    }
+
     @Test("no network while backing off: the backoff timer is dropped and nothing is attempted; back: a reconnect at once")
     func pathLostWhileBackingOff() async throws {
         let harness = SupervisorHarness(policy: .fixed(.seconds(10)))

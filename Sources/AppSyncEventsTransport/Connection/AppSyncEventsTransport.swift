@@ -136,6 +136,10 @@ public final class AppSyncEventsTransport: RealtimeTransport {
     /// foreground. Without a connection it does nothing.
     public func verifyConnection() async { engine.verifyConnection() }
 
+    /// Why the latest connection was lost or could not be made since the transport was last connected (`nil` while
+    /// connected): the link's end and its close, as the transport's log line "connection ended" gives them.
+    public var lastConnectionFailure: String? { engine.lastConnectionFailure }
+
     /// The subscriptions currently held (live or waiting), for diagnostics.
     public var subscriptionCount: Int {
         get async { engine.session?.values.withLock { $0.subscriptions.count } ?? 0 }

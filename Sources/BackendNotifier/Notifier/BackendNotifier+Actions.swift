@@ -36,7 +36,7 @@ extension BackendNotifier {
             replace(.stateFollower) { [weak self] in
                 for await state in await transport.connectionStates() {
                     guard let self, !Task.isCancelled else { return }
-                    await self.receive(.transportStateChanged(state, transport: id))
+                    await self.receive(.transportStateChanged(state, transport: id, lastFailure: transport.lastConnectionFailure))
                 }
             }
         case .stopFollowingStates: chores.removeValue(forKey: .stateFollower)?.cancel()

@@ -51,11 +51,14 @@ struct ConnectionStatus: Equatable, Sendable {
     private(set) var publicState: NotifierConnectionState = .offline
     private(set) var following: Following = .none
     private(set) var networkErrorLimit: NetworkErrorLimit = .idle
+    /// Why the followed transport last lost or could not make a connection, as it said with its latest state.
+    private(set) var lastFailure: String?
 
     /// Starts following the active transport's states, unless they are followed already.
     mutating func follow(_ transport: Int, _ output: inout [Action]) {
         guard following == .none else { return }
         following = .transport(state: .idle, connectedSince: nil)
+        lastFailure = nil
         output.append(.followStates(transport: transport))
     }
 
@@ -69,12 +72,14 @@ struct ConnectionStatus: Equatable, Sendable {
         }
     }
 
-    /// A state of the transport with id `id`. `false` when it is not the active one (a report of the transport followed
-    /// before a cut-over); the caller then refreshes nothing.
+    /// A state of the transport with id `id`, and why it last lost or could not make a connection. `false` when it is
+    /// not the active one (a report of the transport followed before a cut-over); the caller then refreshes nothing.
     mutating func transportStateChanged(
-        _ state: ConnectionState, reportedBy id: Int, active: NotifierStateMachine.TransportRef, now: Date, _ output: inout [Action]
+        _ state: ConnectionState, reportedBy id: Int, active: NotifierStateMachine.TransportRef, lastFailure: String? = nil, now: Date,
+        _ output: inout [Action]
     ) -> Bool {
         guard id == active.id, case .transport(_, var connectedSince) = following else { return false }
+        self.lastFailure = lastFailure
         if let since = connectedSince, state != .connected {
             output.append(.metric(.connected(seconds: now.timeIntervalSince(since), transport: active.name)))
             connectedSince = nil
@@ -83,7 +88,7 @@ struct ConnectionStatus: Equatable, Sendable {
         case .connecting: output.append(.metric(.connectionAttempt(transport: active.name)))
         case .reconnecting: output.append(.metric(.reconnect(transport: active.name)))
         case .connected: if connectedSince == nil { connectedSince = now }
-        case .disconnected(.failed(let error)): reportNetworkError(error.description, &output)
+        case .disconnected(.failed(let error)): reportNetworkError(withLastFailure(error.description), &output)
         case .idle, .disconnected: break
         }
         following = .transport(state: state, connectedSince: connectedSince)
@@ -138,7 +143,12 @@ struct ConnectionStatus: Equatable, Sendable {
         guard networkErrorLimit == .armed(token: token) else { return }
         networkErrorLimit = .idle
         guard publicState == .connecting || publicState == .reconnecting else { return }
-        reportNetworkError(detail(), &output)
+        reportNetworkError(withLastFailure(detail()), &output)
+    }
+
+    /// `detail`, and why the last attempt failed when the transport said.
+    private func withLastFailure(_ detail: String) -> String {
+        lastFailure.map { "\(detail); last attempt: \($0)" } ?? detail
     }
 
     mutating func disarmNetworkErrorLimit(_ output: inout [Action]) {

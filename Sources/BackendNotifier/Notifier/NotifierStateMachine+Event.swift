@@ -60,8 +60,9 @@ extension NotifierStateMachine {
         case upstreamLive(RunID)
         /// The run's stream ended: normally (`nil`) or with an error.
         case upstreamEnded(RunID, RealtimeError?)
-        /// The followed transport's connection state, reported with the transport's id.
-        case transportStateChanged(ConnectionState, transport: Int)
+        /// The followed transport's connection state, reported with the transport's id and why it last lost or could not
+        /// make a connection (``RealtimeTransport/lastConnectionFailure``, read as the state arrived).
+        case transportStateChanged(ConnectionState, transport: Int, lastFailure: String? = nil)
         /// A timer armed with `token` is due.
         case timerFired(Timer, token: Int)
         /// The disconnect started with `token` has finished.

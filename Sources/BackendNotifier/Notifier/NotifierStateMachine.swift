@@ -86,7 +86,8 @@ struct NotifierStateMachine: Sendable {
             case .enteredForeground(let operation): enteredForeground(operation: operation, now: now)
             case .upstreamLive(let run): upstreamLive(run, now: now)
             case .upstreamEnded(let run, let error): upstreamEnded(run, error: error, now: now)
-            case .transportStateChanged(let state, let id): transportStateChanged(state, transport: id, now: now)
+            case .transportStateChanged(let state, let id, let failure):
+                transportStateChanged(state, transport: id, lastFailure: failure, now: now)
             case .timerFired(let timer, let token): timerFired(timer, token: token, now: now)
             case .disconnected(let token): disconnected(token: token, now: now)
             case .shutdown: shutdown()
@@ -336,8 +337,10 @@ struct NotifierStateMachine: Sendable {
 
     private mutating func stopFollowingStates(now: Date) { status.stopFollowing(active, now: now, &output) }
 
-    private mutating func transportStateChanged(_ state: ConnectionState, transport id: Int, now: Date) {
-        guard status.transportStateChanged(state, reportedBy: id, active: active, now: now, &output) else { return }
+    private mutating func transportStateChanged(_ state: ConnectionState, transport id: Int, lastFailure: String?, now: Date) {
+        guard status.transportStateChanged(state, reportedBy: id, active: active, lastFailure: lastFailure, now: now, &output) else {
+            return
+        }
         if status.isTransportDown { markOldBroken() }
         refreshState(now: now)
     }

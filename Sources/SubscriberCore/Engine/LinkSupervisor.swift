@@ -14,12 +14,15 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
     package let logger: Logger
     /// The device's network path; `nil`: assume it is always usable.
     package let pathMonitor: (any NetworkPathMonitor)?
+    /// Why the latest connection was lost or could not be made since one was last acknowledged: what
+    /// ``RealtimeTransport/lastConnectionFailure`` reports while the transport is not connected.
+    package let lastFailure: Locked<String?>
 
     /// Creates a supervisor; `random` (values in `0..<1`) is the policy's jitter, injectable for deterministic tests.
     package init(
         policy: ReconnectPolicy, auth: any AuthSession, connector: any WebSocketConnector, runner: LinkRunner<C>,
         states: ConnectionStateBroadcaster, logger: Logger, pathMonitor: (any NetworkPathMonitor)? = nil,
-        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+        lastFailure: Locked<String?> = Locked(nil), random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.decisions = SupervisorStateMachine(policy: policy, random: random)
         self.auth = auth
@@ -28,6 +31,7 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
         self.states = states
         self.logger = logger
         self.pathMonitor = pathMonitor
+        self.lastFailure = lastFailure
     }
 
     /// What reaches the shell: each is handed to the state machine, in the order it arrived.
@@ -106,6 +110,13 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
                     if case .lost = loss {
                         let close = report.close.map { "\($0)" } ?? "-"
                         logger.info("connection ended", metadata: ["link": "\(id)", "reason": "\(report.end)", "close": "\(close)"])
+                    }
+                    // Recorded before the state that reports the loss, so whoever reads the state can read why; an
+                    // acknowledged link makes any failure before it history.
+                    if case .lost(let ending) = loss, ending != .requested {
+                        lastFailure.withLock { $0 = report.close.map { "\(report.end), close \($0)" } ?? "\(report.end)" }
+                    } else if report.acknowledged {
+                        lastFailure.withLock { $0 = nil }
                     }
                     running = perform(
                         machine.linkEnded(loss: loss, acknowledged: report.acknowledged, wantsConnection: transport.wantsConnection))

@@ -78,6 +78,7 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
 
     /// The transport's connection states.
     package let states = ConnectionStateBroadcaster()
+    private let lastFailure = Locked<String?>(nil)
     private let current = Locked<Run?>(nil)
     private let startSupervisor: @Sendable (any SupervisedTransport, AsyncStream<SupervisorRequest>) -> Task<Void, Never>
 
@@ -87,7 +88,7 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
         clock: any Clock<Duration>, settings: LinkSettings, rotateAfter: Duration? = nil, auth: any AuthSession,
         connector: any WebSocketConnector, pathMonitor: (any NetworkPathMonitor)?, wallClock: WallClock, logger: Logger
     ) {
-        let states = states
+        let (states, lastFailure) = (states, lastFailure)
         func start<C: Clock>(on clock: C) -> @Sendable (any SupervisedTransport, AsyncStream<SupervisorRequest>) -> Task<Void, Never>
         where C.Duration == Duration {
             let runner = LinkRunner(
@@ -95,7 +96,7 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
                 liveness: settings.liveness)
             let supervisor = LinkSupervisor(
                 policy: settings.reconnectPolicy, auth: auth, connector: connector, runner: runner, states: states, logger: logger,
-                pathMonitor: pathMonitor)
+                pathMonitor: pathMonitor, lastFailure: lastFailure)
             return { transport, requests in Task { await supervisor.run(transport, requests: requests) } }
         }
         // The production clock gets code specialised for it: an existential clock opens to a type known only at run
@@ -129,6 +130,10 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
         return (reader, sink)
     }
 
+    /// Why the latest connection was lost or could not be made since the transport was last connected; `nil` while
+    /// connected or before any failure (``RealtimeTransport/lastConnectionFailure``).
+    package var lastConnectionFailure: String? { states.current == .connected ? nil : lastFailure.withLock { $0 } }
+
     /// The current session, if a run is under way.
     package var session: Session? { current.withLock { $0?.session } }
 
@@ -144,6 +149,7 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
             run.task.cancel()
             await run.task.value
         }
+        lastFailure.withLock { $0 = nil }
         states.update(.disconnected(.requested))
     }
 

@@ -36,11 +36,20 @@ public protocol RealtimeTransport: Sendable {
     /// probe timeout) and replaced if it does not answer; a transport waiting to reconnect reconnects now. Call it
     /// when the app returns to the foreground. Transports without links do nothing.
     func verifyConnection() async
+
+    /// Why the latest connection was lost or could not be made, since the transport was last connected: the link's
+    /// end and the close or transport failure (a refused upgrade, a certificate the device does not trust, a close
+    /// code). `nil` while connected, and before any connection failed. Read it when ``connectionStates()`` reports
+    /// `reconnecting` to say why; it never holds a credential.
+    var lastConnectionFailure: String? { get }
 }
 
 extension RealtimeTransport {
     /// The default does nothing.
     public func verifyConnection() async {}
+
+    /// The default knows of no failure.
+    public var lastConnectionFailure: String? { nil }
 }
 
 /// The subscription vocabulary a transport speaks.
