@@ -45,7 +45,7 @@ extension RealtimeConfiguration {
         /// The placeholders the template uses, sorted.
         public var usedPlaceholders: [String] {
             var names: Set<String> = []
-            Self.collect(object, into: &names)
+            _ = Self.substitute(object, values: [:], unfilled: &names)  // with no values, every placeholder is unfilled
             return names.sorted()
         }
 
@@ -114,15 +114,6 @@ extension RealtimeConfiguration {
         }
 
         private static func prefix(_ path: String) -> String { path.isEmpty ? "" : "\(path): " }
-
-        private static func collect(_ value: JSONValue, into names: inout Set<String>) {
-            switch value {
-            case .string(let text): names.formUnion(placeholders(in: text).compactMap { $0 })
-            case .array(let items): for item in items { collect(item, into: &names) }
-            case .object(let members): for member in members.values { collect(member, into: &names) }
-            case .null, .bool, .number: break
-            }
-        }
 
         private static func substitute(_ value: JSONValue, values: [String: String], unfilled: inout Set<String>) -> JSONValue {
             switch value {

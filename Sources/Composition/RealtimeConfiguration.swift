@@ -74,13 +74,6 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
     /// Creates the defaults (no endpoints: set at least the one ``transport`` needs).
     public init() {}
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
-        case transport, appSyncEndpoint, graphQLEndpoint, authMode, apiKey, reconnect, ackTimeoutSeconds
-        case maxConnectionDurationSeconds, liveness, bufferLimit, bufferOverflow, backgroundGraceSeconds
-        case switchTimeoutSeconds, switchSettleSeconds, networkErrorAfterSeconds, graphQLOperations, failover
-        case graphQLConnectionPayload
-    }
-
     /// One app-supplied GraphQL operation. The notifier adds the variables `userId`, `orgId` and `organizationId` the
     /// query declares.
     public struct GraphQLOperationConfiguration: Sendable, Equatable, Codable {
@@ -109,10 +102,6 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
         public var failbackAfterSeconds: Double = 300
         /// Creates the defaults.
         public init() {}
-
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case enabled, unhealthyAfterSeconds, maxFailures, failureWindowSeconds, failbackAfterSeconds
-        }
     }
 
     /// Liveness settings (both transports share them: ``SubscriberCore/LivenessSettings``).
@@ -128,10 +117,6 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
         public var webSocketPings = true
         /// Creates the defaults.
         public init() {}
-
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case quietPeriodSeconds, pongTimeoutSeconds, probeTimeoutSeconds, webSocketPings
-        }
 
         /// The transports' settings.
         public var settings: LivenessSettings {

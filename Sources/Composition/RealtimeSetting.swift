@@ -105,9 +105,6 @@ package struct RealtimeSetting: Sendable {
         return render(RealtimeConfiguration()).map { "`\($0)`" } ?? "—"
     }
 
-    /// The setting's value in `configuration` as the reference writes it (`nil`: none).
-    package func value(in configuration: RealtimeConfiguration) -> String? { render(configuration) }
-
     /// The problems ``RealtimeConfiguration/validate()`` reports for this setting in `configuration`.
     package func validate(_ configuration: RealtimeConfiguration) -> [String] { problems(configuration) }
 

@@ -7,13 +7,8 @@ package enum GraphQLCloseCode {
     package static let fatal: Set<UInt16> = [4400, 4401, 4406, 4409, 4429, 4500]
     /// The server rejected `connection_init` (forbidden).
     package static let forbidden: UInt16 = 4403
-    /// The client's own close when `connection_ack` does not arrive in time.
-    package static let ackTimeout: UInt16 = 4504
     /// The client's own close when the server breaks the protocol (the reference client's "bad response").
     package static let badResponse: UInt16 = 4004
-    /// The client's own close when a ping goes unanswered.
-    package static let pongTimeout: UInt16 = 4499
-
     /// How a close the client did not ask for bears on reconnecting.
     static func ending(for info: WebSocketCloseInfo, hasSubscriptions: Bool) -> ReconnectBookkeeping.Ending {
         let code = info.effectiveCode

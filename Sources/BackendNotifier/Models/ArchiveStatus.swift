@@ -20,13 +20,7 @@ public enum ArchiveStatus: TolerantStringEnum {
 
     /// The status named `rawValue`; ``unknown(_:)`` for any other value (matching is case-sensitive).
     public init(rawValue: String) {
-        switch rawValue {
-        case "Pending": self = .pending
-        case "Processing": self = .processing
-        case "Ready": self = .ready
-        case "Failed": self = .failed
-        default: self = .unknown(rawValue)
-        }
+        self = Self.knownCases.first { $0.rawValue == rawValue } ?? .unknown(rawValue)
     }
 
     /// The wire value, such as `Ready`.

@@ -25,15 +25,7 @@ public enum LicensePhase: TolerantStringEnum {
 
     /// The phase named `rawValue`; ``unknown(_:)`` for any value not documented (matching is case-sensitive).
     public init(rawValue: String) {
-        switch rawValue {
-        case "SetupStatus": self = .setupStatus
-        case "Valid": self = .valid
-        case "NoticePeriod": self = .noticePeriod
-        case "GracePeriod": self = .gracePeriod
-        case "RenewalOverdue": self = .renewalOverdue
-        case "Invalid": self = .invalid
-        default: self = .unknown(rawValue)
-        }
+        self = Self.knownCases.first { $0.rawValue == rawValue } ?? .unknown(rawValue)
     }
 
     /// The wire value, such as `GracePeriod`.

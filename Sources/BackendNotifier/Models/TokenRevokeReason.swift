@@ -13,10 +13,7 @@ public enum TokenRevokeReason: TolerantStringEnum {
 
     /// The reason named `rawValue`; ``unknown(_:)`` for any value not documented (matching is case-sensitive).
     public init(rawValue: String) {
-        switch rawValue {
-        case "PASSWORD_CHANGED": self = .passwordChanged
-        default: self = .unknown(rawValue)
-        }
+        self = Self.knownCases.first { $0.rawValue == rawValue } ?? .unknown(rawValue)
     }
 
     /// The wire value, such as `PASSWORD_CHANGED`.

@@ -13,36 +13,24 @@ struct NotifierMetrics: Sendable {
     init(factory: any MetricsFactory) { self.factory = factory }
 
     private func counter(_ label: String, _ dimensions: [(String, String)]) -> Counter {
-        let key = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
-        return counters.withLock { cache in
-            if let existing = cache[key] { return existing }
-            let made = Counter(label: label, dimensions: dimensions, factory: factory)
-            cache[key] = made
-            return made
-        }
+        cached(counters, label, dimensions) { Counter(label: $0, dimensions: $1, factory: factory) }
     }
 
     private func timer(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Timer {
+        cached(timers, label, dimensions) { CoreMetrics.Timer(label: $0, dimensions: $1, factory: factory) }
+    }
+
+    private func cached<Metric>(
+        _ cache: Locked<[String: Metric]>, _ label: String, _ dimensions: [(String, String)],
+        make: (String, [(String, String)]) -> Metric
+    ) -> Metric {
         let key = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
-        return timers.withLock { cache in
+        return cache.withLock { cache in
             if let existing = cache[key] { return existing }
-            let made = CoreMetrics.Timer(label: label, dimensions: dimensions, factory: factory)
+            let made = make(label, dimensions)
             cache[key] = made
             return made
         }
-    }
-
-    func connectionAttempt(transport: String) {
-        counter("vortex_realtime_connection_attempts_total", [("transport", transport)]).increment()
-    }
-
-    func reconnect(transport: String) {
-        counter("vortex_realtime_reconnects_total", [("transport", transport)]).increment()
-    }
-
-    func connected(for duration: Duration, transport: String) {
-        timer("vortex_realtime_connected_duration", [("transport", transport)])
-            .recordNanoseconds(duration.nanoseconds)
     }
 
     /// The per-event metrics of one public stream, made once per stream (its hub holds them): nothing is looked up or
@@ -75,10 +63,6 @@ struct NotifierMetrics: Sendable {
     func bufferDrop(stream: String, count: Int = 1) {
         counter("vortex_realtime_buffer_drops_total", [("stream", stream)]).increment(by: Int64(count))
     }
-
-    func transportSwitch(from: String, to: String) {
-        counter("vortex_realtime_transport_switches_total", [("from", from), ("to", to)]).increment()
-    }
 }
 
 extension Duration {
@@ -94,10 +78,13 @@ extension NotifierMetrics {
     /// Records a metric the state machine asked for.
     func record(_ metric: NotifierStateMachine.Metric) {
         switch metric {
-        case .connectionAttempt(let transport): connectionAttempt(transport: transport)
-        case .reconnect(let transport): reconnect(transport: transport)
-        case .connected(let seconds, let transport): connected(for: .seconds(seconds), transport: transport)
-        case .transportSwitch(let from, let to): transportSwitch(from: from, to: to)
+        case .connectionAttempt(let transport):
+            counter("vortex_realtime_connection_attempts_total", [("transport", transport)]).increment()
+        case .reconnect(let transport): counter("vortex_realtime_reconnects_total", [("transport", transport)]).increment()
+        case .connected(let seconds, let transport):
+            timer("vortex_realtime_connected_duration", [("transport", transport)]).recordNanoseconds(Duration.seconds(seconds).nanoseconds)
+        case .transportSwitch(let from, let to):
+            counter("vortex_realtime_transport_switches_total", [("from", from), ("to", to)]).increment()
         }
     }
 }

@@ -332,12 +332,6 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         let machine: Locked<LinkStateMachine<C.Instant>>
         let slack: Duration
 
-        init(timer: (any LinkTimer)?, machine: Locked<LinkStateMachine<C.Instant>>, slack: Duration) {
-            self.timer = timer
-            self.machine = machine
-            self.slack = slack
-        }
-
         func callAsFunction(at now: C.Instant) {
             guard let timer, let next = machine.withLock({ $0.postponedWake(slack: slack) }) else { return }
             timer.reschedule(after: now.duration(to: next))
