@@ -65,6 +65,18 @@ struct CommandLineTests {
             } == true)
     }
 
+    @Test("tail against a port nobody listens on: each reconnecting state says why, and the policy's limit ends it (exit 1)")
+    func tailSaysWhy() async throws {
+        let result = try await Self.run([
+            "tail", "--transport", "graphql", "--endpoint", "ws://127.0.0.1:9/graphql", "--token", "t", "--query",
+            "subscription { health }", "--reconnect", "fixed:0.1:attempts=2",
+        ])
+        #expect(result.status == 1, "\(result.stderr)")
+        let reconnecting = result.stderr.split(separator: "\n").filter { $0.hasPrefix("state: reconnecting") }
+        #expect(!reconnecting.isEmpty, "\(result.stderr)")
+        #expect(reconnecting.allSatisfy { $0.contains("(last failure: open failed: ") }, "\(result.stderr)")
+    }
+
     @Test(
         "bad arguments: one line on stderr naming the argument, exit status 2",
         arguments: [

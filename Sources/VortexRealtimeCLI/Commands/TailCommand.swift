@@ -16,7 +16,7 @@ struct TailCommand: AsyncParsableCommand {
             AppSync Events (default): each event prints as {"channel":"<the channel as subscribed>","event":<the event>}.
             GraphQL (--transport graphql): each `next` prints its `data` object, {"<root field or alias>":<value as
             sent>}; `errors` sent beside it go to stderr as "errors: […]".
-            Connection states and errors go to stderr. SIGINT/SIGTERM, or a closed stdout (`| head -1`), close the
+            Connection states (with why the connection was lost or refused) and errors go to stderr. SIGINT/SIGTERM, or a closed stdout (`| head -1`), close the
             connection cleanly and exit 0; a subscription the server rejects or ends with an error exits 1.
             """
     )
@@ -152,7 +152,11 @@ struct TailCommand: AsyncParsableCommand {
         let failures = Locked(0)
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
-                for await state in states { StandardStreams.error("state: \(state)") }
+                for await state in states {
+                    // Read as the state arrives: the transport records why before it reports the loss.
+                    let failure = state == .connected ? nil : transport.lastConnectionFailure
+                    StandardStreams.error("state: \(state)" + (failure.map { " (last failure: \($0))" } ?? ""))
+                }
                 return false
             }
             group.addTask {
