@@ -9,6 +9,7 @@ package enum GraphQLCloseCode {
     package static let forbidden: UInt16 = 4403
     /// The client's own close when the server breaks the protocol (the reference client's "bad response").
     package static let badResponse: UInt16 = 4004
+
     /// How a close the client did not ask for bears on reconnecting.
     static func ending(for info: WebSocketCloseInfo, hasSubscriptions: Bool) -> ReconnectBookkeeping.Ending {
         let code = info.effectiveCode

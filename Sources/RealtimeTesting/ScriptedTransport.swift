@@ -98,11 +98,11 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
         state.withLock { $0.verifications += 1 }
     }
 
-    /// A stream of states the test sets with ``setState(_:)``.
+    /// A stream of states the test sets with ``setState(_:failure:)``.
     public func connectionStates() async -> AsyncStream<ConnectionState> { states.makeStream() }
 
     /// Sets the reported connection state; with `failure`, first sets ``lastConnectionFailure`` (as a real transport
-    /// records why it lost the connection before it reports `reconnecting`).
+    /// records why it lost the connection before it reports `reconnecting`); `connected` forgets it.
     public func setState(_ newState: ConnectionState, failure: String? = nil) {
         if let failure { state.withLock { $0.lastFailure = failure } }
         if newState == .connected { state.withLock { $0.lastFailure = nil } }
