@@ -45,7 +45,11 @@ struct TLSIntegrationTests {
     func untrustedCertificate(kind: RealtimeConfiguration.TransportKind) async throws {
         let authority = try TestCertificateAuthority()
         try await withSecureBackend(authority) { server, endpoints, token in
-            let stack = try Self.stack(kind, endpoints, token, trusting: TestCertificateAuthority(commonName: "another root"))
+            // The limit leaves the first attempt (a TLS handshake, slow under a sanitizer) time to fail, so the one report
+            // of the outage can name its failure.
+            let stack = try Self.stack(
+                kind, endpoints, token, trusting: TestCertificateAuthority(commonName: "another root"),
+                networkErrorAfter: TestTime.scaled(3))
             let events = ValueRecorder(await stack.notifier.connectionEvents())
             let presence = ValueRecorder(await stack.notifier.devicePresenceValues())
             do {
@@ -176,17 +180,18 @@ struct TLSIntegrationTests {
         await server.stop()
     }
 
-    /// A stack on `kind` whose NIO connector trusts `authority` only; it reports a network error after a second offline.
+    /// A stack on `kind` whose NIO connector trusts `authority` only; it reports a network error after `networkErrorAfter`
+    /// seconds offline.
     private static func stack(
         _ kind: RealtimeConfiguration.TransportKind, _ endpoints: LocalBackendEndpoints, _ token: String,
-        trusting authority: TestCertificateAuthority
+        trusting authority: TestCertificateAuthority, networkErrorAfter: Double = 1
     ) throws -> RealtimeStack {
         var configuration = RealtimeConfiguration()
         configuration.transport = kind
         configuration.appSyncEndpoint = endpoints.http
         configuration.graphQLEndpoint = endpoints.graphql
         configuration.reconnect = "fixed:0.2"
-        configuration.networkErrorAfterSeconds = 1
+        configuration.networkErrorAfterSeconds = networkErrorAfter
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = try authority.trustRoots
         return try RealtimeStack(
