@@ -204,7 +204,7 @@ public struct NIOWebSocketConnector: WebSocketConnector {
         do {
             return try result.get()
         } catch {
-            throw WebSocketSeamError.connectionFailed("\(error)")
+            throw WebSocketSeamError.connectionFailed(ConnectFailureText.describe(error))
         }
     }
 

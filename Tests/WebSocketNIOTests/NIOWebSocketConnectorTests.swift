@@ -309,20 +309,36 @@ struct NIOWebSocketConnectorTests {
 
     // MARK: Failures
 
-    @Test("connecting to a port nobody listens on throws connectionFailed")
+    @Test("connecting to a port nobody listens on throws connectionFailed, naming each address tried and the refusal")
     func connectionRefused() async throws {
         // Port 1 on loopback has no listener. (A port freed by a stopped server can be taken at once by another
         // test's server running in parallel, which made this test flaky.)
-        let url = try #require(URL(string: "ws://127.0.0.1:1/"))
-
-        let error = await #expect(throws: WebSocketSeamError.self) {
-            try await connect(WebSocketRequest(url: url))
+        #expect(try await connectFailure("ws://127.0.0.1:1/") == "127.0.0.1:1: connection refused (errno \(ECONNREFUSED))")
+        // `localhost` may resolve to both loopback addresses: one entry for each, IPv6 in brackets.
+        let entries = try await connectFailure("ws://localhost:1/").split(separator: "; ").map(String.init)
+        #expect(!entries.isEmpty)
+        for entry in entries {
+            #expect(["127.0.0.1:1", "[::1]:1"].map { "\($0): connection refused (errno \(ECONNREFUSED))" }.contains(entry), "\(entry)")
         }
+    }
+
+    @Test("a host that does not resolve throws connectionFailed, naming the host")
+    func hostNotResolved() async throws {
+        // `.invalid` never resolves (RFC 6761 §6.4).
+        let detail = try await connectFailure("ws://vortex-test.invalid/")
+        #expect(detail.hasPrefix("cannot resolve vortex-test.invalid: "), "\(detail)")
+        #expect(!detail.contains("SocketAddressError"), "\(detail)")
+    }
+
+    /// The detail of the `connectionFailed` that opening `url` throws.
+    private func connectFailure(_ url: String) async throws -> String {
+        let request = WebSocketRequest(url: try #require(URL(string: url)))
+        let error = await #expect(throws: WebSocketSeamError.self) { try await connect(request) }
         guard case .connectionFailed(let detail)? = error else {
             Issue.record("expected connectionFailed, got \(String(describing: error))")
-            return
+            return ""
         }
-        #expect(!detail.isEmpty)
+        return detail
     }
 
     @Test("an upgrade answered with an HTTP error throws upgradeRejected", arguments: [HTTPResponseStatus.notFound, .unauthorized])
