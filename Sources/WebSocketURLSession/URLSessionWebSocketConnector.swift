@@ -200,9 +200,13 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
 }
 
 /// A task's error in words that never include the request: a `URLError`'s full description carries the failing URL,
-/// whose query may hold credentials, so only seam errors and localized descriptions are used.
+/// whose query may hold credentials, so only seam errors and localized descriptions are used. A `URLError` also gets
+/// its code (`Could not connect to the server. (URLError -1004)`): its description is in the device's language, and
+/// support staff read `networkError` in theirs.
 func describeWithoutRequest(_ error: any Error) -> String {
-    (error as? WebSocketSeamError)?.description ?? error.localizedDescription
+    if let error = error as? WebSocketSeamError { return error.description }
+    if let error = error as? URLError { return "\(error.localizedDescription) (URLError \(error.code.rawValue))" }
+    return error.localizedDescription
 }
 
 // MARK: - The connection

@@ -121,7 +121,7 @@ final class URLSessionWebSocketDelegateBridge: NSObject, URLSessionWebSocketDele
             let reason = webSocketTask.closeReason.flatMap { String(data: $0, encoding: .utf8) } ?? ""
             ended.fire(WebSocketCloseInfo(code: UInt16(clamping: webSocketTask.closeCode.rawValue), reason: reason))
         } else {
-            ended.fire(WebSocketCloseInfo(code: nil, reason: error.map { $0.localizedDescription } ?? "connection closed"))
+            ended.fire(WebSocketCloseInfo(code: nil, reason: error.map(describeWithoutRequest) ?? "connection closed"))
         }
         // The session keeps its delegate until it is invalidated; its only task has ended.
         session.finishTasksAndInvalidate()
@@ -134,7 +134,7 @@ final class URLSessionWebSocketDelegateBridge: NSObject, URLSessionWebSocketDele
         if let status, status != 101 {
             return .upgradeRejected("HTTP \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))")
         }
-        return .connectionFailed(error.map { $0.localizedDescription } ?? "the connection ended before it opened")
+        return .connectionFailed(error.map(describeWithoutRequest) ?? "the connection ended before it opened")
     }
 }
 #endif

@@ -343,6 +343,21 @@ struct URLSessionWebSocketConnectorTests {
         }
     }
 
+    @Test("a URLError reads as its description and its code, never its URL")
+    func urlErrorDescribed() throws {
+        let url = try #require(URL(string: "wss://example.com/event/realtime?token=secret"))
+        let error = URLError(.cannotConnectToHost, userInfo: [NSURLErrorFailingURLErrorKey: url])
+        guard case .connectionFailed(let detail) = URLSessionWebSocketDelegateBridge.upgradeFailure(status: nil, error: error)
+        else {
+            Issue.record("no response must be a connection failure")
+            return
+        }
+        #expect(detail == describeWithoutRequest(error))
+        #expect(detail.hasSuffix(" (URLError -1004)"), "\(detail)")
+        #expect(!detail.contains("secret"), "\(detail)")
+        #expect(describeWithoutRequest(WebSocketSeamError.connectionFailed("refused")) == "WebSocket connection failed: refused")
+    }
+
     @Test("a task that fails to open with a foreign error surfaces as connectionFailed")
     func foreignOpenError() async throws {
         struct SocketGone: Error {}
