@@ -206,6 +206,25 @@ struct JSONEnvelopeScanningTests {
             #expect(member.valueHasEscapes == false)
         }
     }
+
+    @Test("a scan says whether the bytes are ASCII: a high byte at any offset it accepts is seen, in strings and skipped values")
+    func scanSeesEveryHighByte() throws {
+        // Strings shorter and longer than a word, an escape, a nested object and an array with a bare value in it.
+        let base = Array(#"{"id":"0123456789abcdef-xyz","k":"\"q","n":{"in":"side","a":[1, "s", {"x":true}]},"z":null}"#.utf8)
+        let scanned = try base.withUnsafeBufferPointer { bytes in try JSONEnvelope.scan(bytes) { _, _ in } }
+        #expect(scanned)
+        var seen = 0
+        for offset in base.indices {
+            var mutated = base
+            mutated[offset] = 0xE9
+            let result = mutated.withUnsafeBufferPointer { bytes in try? JSONEnvelope.scan(bytes) { _, _ in } }
+            guard let result else { continue }
+            #expect(!result, "0xE9 at \(offset) scanned as ASCII")
+            seen += 1
+        }
+        // Every byte inside a string or the array (the skipped value) scans: the check above ran for each.
+        #expect(seen >= 40)
+    }
 }
 
 @Suite("JSONEnvelope malformed input")

@@ -10,7 +10,10 @@ struct VortexVocabularyTests {
         func key(_ text: String) -> DeviceKey? {
             Array(text.utf8).withUnsafeBufferPointer { DeviceKey(bytes: $0) }
         }
-        for deviceKey in DeviceKey.allCases { #expect(key(deviceKey.rawValue) == deviceKey) }
+        for deviceKey in DeviceKey.allCases {
+            #expect(key(deviceKey.rawValue) == deviceKey)
+            #expect("\(deviceKey.spelling)" == deviceKey.rawValue)
+        }
         for other in [
             "", "mac ", "ma", "Mac", "thingname", "deviceGroupId", "onlineX", "userId", "fwUpdateStat", "timestamX", "thingNamX",
             "tXmestamp", "orgIX", "eventTypX",
@@ -69,5 +72,20 @@ struct VortexVocabularyTests {
         #expect(!spells("mac", "max"))
         #expect(!spells("device/presenceChanged", "device/presenceChangeD"))
         #expect(!spells("macs", "mac"))
+    }
+
+    @Test(
+        "bytes spell a static string only when every byte and the length match, whatever the length",
+        arguments: [
+            ("", "" as StaticString, true), ("m", "m", true), ("m", "n", false), ("mac", "mac", true), ("mbc", "mac", false),
+            ("maC", "mac", false), ("orgId", "orgId", true), ("OrgId", "orgId", false), ("orgIx", "orgId", false),
+            ("orgXd", "orgId", false), ("derivant", "derivant", true), ("derivanT", "derivant", false),
+            ("Derivant", "derivant", false), ("deviceGroupID", "deviceGroupID", true), ("deviceGroupId", "deviceGroupID", false),
+            ("devicEGroupID", "deviceGroupID", false), ("0123456789abcdef", "0123456789abcdef", true),
+            ("0123456789abcdeF", "0123456789abcdef", false), ("device/presenceChanged", "device/presenceChanged", true),
+            ("device/presEnceChanged", "device/presenceChanged", false), ("mac", "macs", false), ("macs", "mac", false),
+        ] as [(String, StaticString, Bool)])
+    func staticSpelling(text: String, spelling: StaticString, spells: Bool) {
+        #expect(Array(text.utf8).withUnsafeBufferPointer { $0.spells(spelling) } == spells)
     }
 }

@@ -27,8 +27,8 @@ extension DevicePayloadFields {
     init(flat object: FlatJSONDecoder.ObjectView, only kind: VortexEventKind? = nil) throws {
         self = .blank
         let kindField = kind?.deviceField
-        for member in object.members {
-            guard let key = DeviceKey(bytes: object.key(of: member).bytes) else { continue }
+        for (member, key) in object.members {
+            guard let key else { continue }
             try read(key, object.scalar(member), kindField: kindField)
         }
     }
@@ -53,8 +53,12 @@ extension DevicePayloadFields {
         case .derivant: derivant = try value.optional(String.self)
         case .mac: mac = try value.optional(String.self)
         case .deviceGroupID: deviceGroupID = try value.optional(String.self)
+        // Matched as patterns: `==` on the vocabulary's enum is a call through the witness table.
         case .online, .recording, .fwUpdateState:
-            if kindField == nil || kindField == key { try readKindField(key, value) }
+            switch (kindField, key) {
+            case (nil, _), (.online?, .online), (.recording?, .recording), (.fwUpdateState?, .fwUpdateState): try readKindField(key, value)
+            default: break
+            }
         }
     }
 }

@@ -24,30 +24,39 @@ enum FlatJSONDecoder {
 
     /// The JSON object in `bytes` if the fast path applies to it (ASCII, no duplicate or escaped keys, valid values).
     static func object(_ bytes: UnsafeBufferPointer<UInt8>) -> ObjectView? {
-        guard !bytes.isEmpty, ASCIIScan.isASCII(bytes) else { return nil }
-        return try? ObjectView(bytes)
+        try? ObjectView(bytes)
     }
 
     /// The fast path does not apply; `JSONDecoder` decides.
     struct Unsupported: Error {}
 
-    /// One validated JSON object: its members, keys unescaped-free and unique, values checked as JSON.
+    /// One validated JSON object: its members, keys unescaped-free and unique, values checked as JSON, each with the
+    /// device key it spells, found once for the duplicate check and the model's reading alike.
     struct ObjectView {
         let bytes: UnsafeBufferPointer<UInt8>
-        let members: [JSONEnvelope.Member]
+        /// The members in document order; `key` is `nil` for a key that is no device key.
+        let members: [(member: JSONEnvelope.Member, key: DeviceKey?)]
 
+        /// The scan also tells whether the bytes are all ASCII: no pass of their own.
         init(_ bytes: UnsafeBufferPointer<UInt8>) throws {
             self.bytes = bytes
-            members = try JSONEnvelope(scanning: bytes).members
-            for (index, member) in members.enumerated() {
-                guard !member.keyHasEscapes else { throw Unsupported() }
-                for earlier in members[..<index] where Self.sameKey(earlier.key, member.key, bytes) { throw Unsupported() }
+            var members: [(member: JSONEnvelope.Member, key: DeviceKey?)] = []
+            members.reserveCapacity(12)
+            var escapedKey = false
+            let isASCII = try JSONEnvelope.scan(bytes) { _, member in
+                escapedKey = escapedKey || member.keyHasEscapes
+                members.append((member, DeviceKey(bytes: UnsafeBufferPointer(rebasing: bytes[member.key]))))
+            }
+            guard isASCII, !escapedKey else { throw Unsupported() }
+            for (index, (member, _)) in members.enumerated() {
+                for (earlier, _) in members[..<index] where Self.sameKey(earlier.key, member.key, bytes) { throw Unsupported() }
                 try Self.validate(member, in: bytes)
             }
+            self.members = members
         }
 
-        /// Every pair of keys is compared: the length and first byte rule out nearly all before `memcmp` (the generic
-        /// `elementsEqual` cost more than the scan).
+        /// Every pair of keys is compared by their bytes (the device keys' enum has no cheap `==` across modules): the
+        /// length and first byte rule out nearly all before `memcmp`.
         private static func sameKey(_ one: Range<Int>, _ other: Range<Int>, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
             one.count == other.count && (one.isEmpty || bytes[one.lowerBound] == bytes[other.lowerBound])
                 && JSONEnvelope.bytes(one, in: bytes, equal: UnsafeBufferPointer(rebasing: bytes[other]))
@@ -69,32 +78,13 @@ enum FlatJSONDecoder {
             }
         }
 
-        /// A member's key, to match against literals (`case "thingName":`); keys never contain escapes here.
-        func key(of member: JSONEnvelope.Member) -> Key { Key(bytes: UnsafeBufferPointer(rebasing: bytes[member.key])) }
-
         /// A member's value for the scalar accessors (``Value/optional(_:)`` and the like), which reject any other kind of
         /// value; nested objects are not scanned again.
         func scalar(_ member: JSONEnvelope.Member) -> Value { Value(member: member, bytes: bytes) }
 
-        /// The string value of `key`, if the object has one (escapes resolved); `nil` for any other value or none.
-        func string(_ key: String) -> String? {
-            guard let member = member(key), member.kind == .string else { return nil }
-            return try? scalar(member).string()
-        }
-
-        func member(_ key: String) -> JSONEnvelope.Member? {
-            var key = key
-            return key.withUTF8 { wanted in members.first { JSONEnvelope.bytes($0.key, in: bytes, equal: wanted) } }
-        }
-    }
-
-    /// A member's key, matched against string literals in `switch` statements.
-    struct Key {
-        let bytes: UnsafeBufferPointer<UInt8>
-
-        static func ~= (pattern: StaticString, key: Key) -> Bool {
-            pattern.utf8CodeUnitCount == key.bytes.count
-                && (key.bytes.isEmpty || memcmp(pattern.utf8Start, key.bytes.baseAddress!, key.bytes.count) == 0)
+        /// The value of `eventType`, if the object has one.
+        var eventType: Value? {
+            members.first { if case .eventType? = $0.key { true } else { false } }.map { scalar($0.member) }
         }
     }
 

@@ -122,11 +122,11 @@ public struct VortexEventDecoder: Sendable {
             guard let object = FlatJSONDecoder.object(raw.bindMemory(to: UInt8.self)) else { return .notApplicable }
             if let fixed { return .decoded(fixed, Self.event(fixed, from: object, requiringMetadata: requiringMetadata)) }
             // The kind from the bytes: a string is made only for a spelling that is not a kind's own.
-            let spelled = object.member("eventType").map(object.scalar)
+            let spelled = object.eventType
             if let kind = spelled?.plainStringBytes.flatMap(VortexEventKind.init(eventTypeBytes:)) {
                 return .decoded(kind, Self.event(kind, from: object, requiringMetadata: requiringMetadata))
             }
-            let eventType = object.string("eventType")
+            let eventType = try? spelled?.string()
             guard let kind = eventType.flatMap(VortexEventKind.init(eventType:)) else { return .unknownKind(eventType) }
             return .decoded(kind, Self.event(kind, from: object, requiringMetadata: requiringMetadata))
         }
@@ -155,7 +155,7 @@ public struct VortexEventDecoder: Sendable {
     func mergedDeviceEvent(_ json: Data, requiringMetadata required: Bool) -> (kind: VortexEventKind, value: DeviceStateOutput)? {
         json.withUnsafeBytes { raw in
             guard let object = FlatJSONDecoder.object(raw.bindMemory(to: UInt8.self)),
-                let spelled = object.member("eventType").map(object.scalar),
+                let spelled = object.eventType,
                 let kind = spelled.plainStringBytes.flatMap(VortexEventKind.init(eventTypeBytes:)),
                 kind == .devicePresence || kind == .deviceRecording || kind == .deviceFirmware,
                 let value = try? DeviceStateOutput(flat: object, only: kind),

@@ -56,6 +56,16 @@ package struct JSONEnvelope: Sendable {
         case number
         /// `true`, `false` or `null`.
         case literal
+
+        /// Written out and inlinable: the transports and the notifier compare kinds for every member of every frame,
+        /// and the synthesized `==` was called through `Equatable`'s witness table from the other modules.
+        @inlinable
+        package static func == (lhs: Kind, rhs: Kind) -> Bool {
+            switch (lhs, rhs) {
+            case (.string, .string), (.object, .object), (.array, .array), (.number, .number), (.literal, .literal): true
+            default: false
+            }
+        }
     }
 
     /// The members in document order.
@@ -92,13 +102,16 @@ package struct JSONEnvelope: Sendable {
     /// Scans `bytes` like ``init(scanning:descendingInto:)`` without storing anything: `visit` is called with each
     /// member once its value has been scanned, with its depth: 0 for the top-level members, `d + 1` for the members of
     /// the object under `path[d]` (so those come before the member holding them). For a reader that needs only a few
-    /// members of each frame: nothing is allocated.
+    /// members of each frame: nothing is allocated. Returns whether every byte of `bytes` is ASCII, found in the same
+    /// pass.
+    @discardableResult
     package static func scan(
-        _ bytes: UnsafeBufferPointer<UInt8>, descendingInto path: [StaticString],
+        _ bytes: UnsafeBufferPointer<UInt8>, descendingInto path: [StaticString] = [],
         visit: (_ depth: Int, _ member: Member) -> Void
-    ) throws(JSONScanError) {
+    ) throws(JSONScanError) -> Bool {
         var scanner = Scanner(bytes: bytes, path: path)
         try scanner.scanTopLevelObject(visit)
+        return scanner.scannedOnlyASCII
     }
 
     /// The member named `key`, if present (the first one, when a key repeats).

@@ -10,6 +10,13 @@ extension JSONEnvelope {
         private var met: UInt64 = 0
         /// Bit `depth` set: the object under the path's key at that depth was scanned member by member.
         private(set) var descended: UInt64 = 0
+        /// The bytes the scanner does not check against ASCII characters, OR-ed together: those of strings (whole
+        /// words, so some beyond a string's end too) and those skipped inside nested values. So a payload's reader
+        /// knows whether it is all ASCII without a pass of its own.
+        private var uncheckedBits: UInt64 = 0
+
+        /// After a successful scan: whether every byte is ASCII.
+        var scannedOnlyASCII: Bool { uncheckedBits & 0x8080_8080_8080_8080 == 0 }
 
         /// `path` deeper than 64 keys is cut to 64.
         init(bytes: UnsafeBufferPointer<UInt8>, path: [StaticString] = []) {
@@ -95,9 +102,11 @@ extension JSONEnvelope {
                 }
                 if byte == UInt8(ascii: "\\") {
                     escapes = true
+                    if index + 1 < bytes.count { uncheckedBits |= UInt64(bytes[index + 1]) }
                     index += 2
                     continue
                 }
+                uncheckedBits |= UInt64(byte)
                 if byte < 0x20 { throw fail("control character in string") }
                 index += 1
             }
@@ -112,6 +121,7 @@ extension JSONEnvelope {
             let highs: UInt64 = 0x8080_8080_8080_8080
             while index + 8 <= bytes.count {
                 let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+                uncheckedBits |= word
                 // A byte equal to b makes (x - 1) borrow into its high bit where x = word ^ b: exact as a test.
                 let quote = word ^ (ones &* 0x22)
                 let backslash = word ^ (ones &* 0x5C)
@@ -201,7 +211,7 @@ extension JSONEnvelope {
                         return
                     }
                     if depth % 64 == 0 { bits = spilled.removeLast() }
-                default: break
+                default: uncheckedBits |= UInt64(byte)
                 }
                 index += 1
             }
