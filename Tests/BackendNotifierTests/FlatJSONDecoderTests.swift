@@ -51,6 +51,19 @@ struct FlatJSONDecoderTests {
         #expect(fast * 5 > total, "the fast path applied to \(fast) of \(total) mutations")
     }
 
+    @Test("declines bytes that are not UTF-8 and escaped keys, which it would read otherwise than JSONDecoder")
+    func declinesWhatJSONDecoderReadsOtherwise() throws {
+        // JSONDecoder rejects a byte that is not UTF-8; a string made from it would hold U+FFFD instead.
+        var invalid = Array(#"{"eventType":"device/presenceChanged","thingName":"dev-1","online":true}"#.utf8)
+        invalid[try #require(invalid.firstIndex(of: UInt8(ascii: "1")))] = 0xE9
+        #expect(FlatJSONDecoder.decode(DevicePresenceOutput.self, from: Data(invalid)) == nil)
+        #expect((try? JSONDecoder().decode(DevicePresenceOutput.self, from: Data(invalid))) == nil)
+        // An escaped key is the key it spells: `\u006dac` is `mac`.
+        let escaped = Data(#"{"\u006dac":"00:1A","online":true}"#.utf8)
+        #expect(FlatJSONDecoder.decode(DevicePresenceOutput.self, from: escaped) == nil)
+        #expect(try JSONDecoder().decode(DevicePresenceOutput.self, from: escaped).mac == "00:1A")
+    }
+
     @Test("the member-by-member models read every coding key, as JSONDecoder does")
     func memberByMemberModelsReadEveryKey() throws {
         func check<T: DevicePayloadFields & VortexEventPayload>(_ type: T.Type) throws {
