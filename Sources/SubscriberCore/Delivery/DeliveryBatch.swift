@@ -13,7 +13,9 @@
 /// queue the element at once (a consumer that is awake takes it straight away) and leave waking a waiting consumer to
 /// the batch (``DeliverySignal/signal(in:)``). The batch also flushes itself when ``holdLimit`` elements were
 /// queued. Only the wake-up is deferred, so order and loss accounting are those of the queue.
-@usableFromInline package final class DeliveryBatch: Sendable {
+///
+/// It is not `Sendable`: the compiler proves that only the task that made a batch uses it, so it needs no lock.
+@usableFromInline package final class DeliveryBatch {
     /// Queued elements beyond which the batch is flushed at once: a reader that never suspends (a server faster than
     /// the client) still wakes its consumers in slices of this size.
     package static let holdLimit = 64
@@ -24,40 +26,40 @@
         var closed = false
     }
 
-    private let state = Locked(State())
+    /// Behind a pointer: no dynamic exclusivity check per element (one task uses the batch).
+    private let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
 
-    package init() {}
+    package init() { state.initialize(to: State()) }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
 
     /// Records that `signal` has one more element queued whose consumer is still to be woken. Returns `false` once
     /// the batch is closed: the caller wakes the consumer itself.
     @usableFromInline package func hold(_ signal: any DeliverySignal) -> Bool {
-        let (accepted, full) = state.withLock { state -> (Bool, Bool) in
-            guard !state.closed else { return (false, false) }
-            // Consecutive elements mostly go to the same consumer; one listed twice is merely woken twice.
-            if state.signals.last !== signal { state.signals.append(signal) }
-            state.held += 1
-            return (true, state.held >= Self.holdLimit)
-        }
-        if full { flush() }
-        return accepted
+        guard !state.pointee.closed else { return false }
+        // Consecutive elements mostly go to the same consumer; one listed twice is merely woken twice.
+        if state.pointee.signals.last !== signal { state.pointee.signals.append(signal) }
+        state.pointee.held += 1
+        if state.pointee.held >= Self.holdLimit { flush() }
+        return true
     }
 
     /// Wakes every consumer that has elements queued since the last flush.
     @usableFromInline package func flush() {
-        let signals = state.withLock { state -> [any DeliverySignal] in
-            guard !state.signals.isEmpty else { return [] }
-            defer {
-                state.signals.removeAll(keepingCapacity: true)
-                state.held = 0
-            }
-            return state.signals
-        }
+        guard !state.pointee.signals.isEmpty else { return }
+        // Taken out first: a consumer's wake-up never reaches back into the batch, but the list is not borrowed across it.
+        let signals = state.pointee.signals
+        state.pointee.signals.removeAll(keepingCapacity: true)
+        state.pointee.held = 0
         for signal in signals { signal.signal() }
     }
 
     /// Flushes and stops holding: later elements handed this batch wake their consumers at once.
     package func close() {
-        state.withLock { $0.closed = true }
+        state.pointee.closed = true
         flush()
     }
 }
