@@ -101,7 +101,7 @@ struct DeliveryBatchTests {
         #expect(report.count == 1)
     }
 
-    @Test("a batch flushes by itself once holdLimit events are held, and a closed batch delivers at once")
+    @Test("a batch flushes by itself once holdLimit events are held, counts afresh after a flush, and a closed batch delivers at once")
     func holdLimitAndClose() async throws {
         // The buffer itself (what a sink yields into), so the test can see its consumer waiting.
         let buffer = StreamBuffer<SubscriptionEvent>(limit: 1000)
@@ -110,13 +110,22 @@ struct DeliveryBatchTests {
         // A consumer already waiting must be woken by the limit, without any explicit flush.
         try await waitUntil("the consumer to wait") { buffer.hasWaitingConsumer }
         let batch = DeliveryBatch()
-        for n in 1...DeliveryBatch.holdLimit { buffer.yieldForTest(event(n), into: batch) }
+        let limit = DeliveryBatch.holdLimit
+        for n in 1...limit { buffer.yieldForTest(event(n), into: batch) }
         try await withTestTimeout(5, "the limit's flush") { _ = await firstArrived.wait() }
+        // The count starts again after that flush: one more event is held, and its consumer is left waiting (a wake-up
+        // clears the waiter at once, under the buffer's lock) until the batch is flushed.
+        try await waitUntil("the consumer to wait again") { buffer.hasWaitingConsumer }
+        buffer.yieldForTest(event(limit + 1), into: batch)
+        #expect(buffer.hasWaitingConsumer, "an event under the limit is held until the flush")
+        batch.flush()
+        try await waitUntil("the consumer to wait once more") { buffer.hasWaitingConsumer }
         batch.close()
         buffer.yieldForTest(event(1000), into: batch)
+        #expect(!buffer.hasWaitingConsumer, "a closed batch wakes the consumer at once")
         buffer.finish()
         let received = try await withTestTimeout(5, "the consumer") { try await consumer.boundedValue() }
-        #expect(received == (1...DeliveryBatch.holdLimit).map(event) + [event(1000)])
+        #expect(received == (1...(limit + 1)).map(event) + [event(1000)])
     }
 
     @Test("dropping the stream, or cancelling its consumer, counts as the consumer having gone")
