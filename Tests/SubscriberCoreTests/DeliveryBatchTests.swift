@@ -101,7 +101,7 @@ struct DeliveryBatchTests {
         #expect(report.count == 1)
     }
 
-    @Test("a batch flushes by itself once holdLimit events are held, counts afresh after a flush, and a closed batch delivers at once")
+    @Test("a batch flushes by itself once holdLimit events are held, and a closed batch delivers at once")
     func holdLimitAndClose() async throws {
         // The buffer itself (what a sink yields into), so the test can see its consumer waiting.
         let buffer = StreamBuffer<SubscriptionEvent>(limit: 1000)
@@ -110,22 +110,38 @@ struct DeliveryBatchTests {
         // A consumer already waiting must be woken by the limit, without any explicit flush.
         try await waitUntil("the consumer to wait") { buffer.hasWaitingConsumer }
         let batch = DeliveryBatch()
-        let limit = DeliveryBatch.holdLimit
-        for n in 1...limit { buffer.yieldForTest(event(n), into: batch) }
+        for n in 1...DeliveryBatch.holdLimit { buffer.yieldForTest(event(n), into: batch) }
         try await withTestTimeout(5, "the limit's flush") { _ = await firstArrived.wait() }
-        // The count starts again after that flush: one more event is held, and its consumer is left waiting (a wake-up
-        // clears the waiter at once, under the buffer's lock) until the batch is flushed.
-        try await waitUntil("the consumer to wait again") { buffer.hasWaitingConsumer }
-        buffer.yieldForTest(event(limit + 1), into: batch)
-        #expect(buffer.hasWaitingConsumer, "an event under the limit is held until the flush")
-        batch.flush()
-        try await waitUntil("the consumer to wait once more") { buffer.hasWaitingConsumer }
         batch.close()
         buffer.yieldForTest(event(1000), into: batch)
-        #expect(!buffer.hasWaitingConsumer, "a closed batch wakes the consumer at once")
         buffer.finish()
         let received = try await withTestTimeout(5, "the consumer") { try await consumer.boundedValue() }
-        #expect(received == (1...(limit + 1)).map(event) + [event(1000)])
+        #expect(received == (1...DeliveryBatch.holdLimit).map(event) + [event(1000)])
+    }
+
+    @Test("a batch counts held elements afresh after each flush, lists a consumer once per run, and once closed holds nothing")
+    func holdCounting() {
+        let first = CountingSignal()
+        let second = CountingSignal()
+        let batch = DeliveryBatch()
+        let limit = DeliveryBatch.holdLimit
+        for _ in 1..<limit { #expect(batch.hold(first)) }
+        #expect(first.count == 0, "held, not woken, below the limit")
+        #expect(batch.hold(first))
+        #expect(first.count == 1, "the limit flushes at once, waking the consumer once")
+        // The count starts again after that flush.
+        #expect(batch.hold(first))
+        #expect(batch.hold(second))
+        #expect(batch.hold(first))
+        #expect(first.count == 1 && second.count == 0)
+        batch.flush()
+        #expect(first.count == 3 && second.count == 1, "a consumer is listed again after another one came between")
+        batch.flush()
+        #expect(first.count == 3 && second.count == 1, "a flush with nothing held wakes no one")
+        batch.close()
+        #expect(!batch.hold(first), "a closed batch holds nothing: the caller wakes the consumer itself")
+        batch.flush()
+        #expect(first.count == 3)
     }
 
     @Test("dropping the stream, or cancelling its consumer, counts as the consumer having gone")
@@ -260,4 +276,11 @@ extension StreamBuffer {
         _ = enqueue(element)
         signal(in: batch)
     }
+}
+
+/// A consumer's wake-up that only counts how often it is called.
+private final class CountingSignal: DeliverySignal {
+    private let calls = Locked(0)
+    var count: Int { calls.withLock { $0 } }
+    func signal() { calls.withLock { $0 += 1 } }
 }
