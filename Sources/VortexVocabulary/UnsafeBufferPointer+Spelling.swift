@@ -13,7 +13,8 @@ extension UnsafeBufferPointer<UInt8> {
         var spelling = spelling
         guard spelling.utf8.count == count else { return false }
         guard let base = baseAddress, count > 0 else { return true }
-        // The vocabulary's spellings are literals: their bytes are read in place, nothing is copied.
+        // Read in place for literals longer than 15 bytes (the event types); a shorter string is copied out first, which
+        // is why the device keys compare with their `StaticString` spelling instead.
         return spelling.withUTF8 { memcmp($0.baseAddress!, base, count) == 0 }
     }
 

@@ -50,11 +50,16 @@
     /// Wakes every consumer that has elements queued since the last flush.
     @usableFromInline package func flush() {
         guard !state.pointee.signals.isEmpty else { return }
-        // Taken out first: a consumer's wake-up never reaches back into the batch, but the list is not borrowed across it.
-        let signals = state.pointee.signals
-        state.pointee.signals.removeAll(keepingCapacity: true)
+        // Taken out before anyone is woken and its storage put back after: a copy emptied in place would allocate new
+        // storage on every flush.
+        var signals: [any DeliverySignal] = []
+        swap(&signals, &state.pointee.signals)
         state.pointee.held = 0
         for signal in signals { signal.signal() }
+        if state.pointee.signals.isEmpty {
+            signals.removeAll(keepingCapacity: true)
+            state.pointee.signals = signals
+        }
     }
 
     /// Flushes and stops holding: later elements handed this batch wake their consumers at once.
