@@ -218,9 +218,11 @@ struct GraphQLTransportTests {
         let auth = ScriptedAuthSession(.bearerToken("jwt-1"), .bearerToken("jwt-2"))
         let harness = try GraphQLHarness(auth: auth)
         let (probe, first, _) = try await harness.live()
+        harness.clock.advance(by: SupervisorStateMachine.credentialsProvenAfter)
         first.closeFromServer(code: 4403, reason: "Forbidden")
         let second = try await harness.acceptConnection(expectToken: "jwt-2")
         _ = try await GraphQLHarness.expectSubscribe(on: second)
+        harness.clock.advance(by: SupervisorStateMachine.credentialsProvenAfter)
         second.closeFromServer(code: 4403, reason: "Forbidden")
         let third = try await harness.server.nextConnection()
         _ = try await third.nextSentJSON()
@@ -228,6 +230,20 @@ struct GraphQLTransportTests {
         guard case .failed(let error) = try await probe.ending() else { Issue.record("must fail"); return }
         guard case .sessionExpired = error as? RealtimeError else { Issue.record("expected sessionExpired, got \(error)"); return }
         #expect(auth.credentialRequests == [false, true, true])
+    }
+
+    @Test("a 4403 right after each acknowledgement ends in sessionExpired, not a reconnect at once for ever")
+    func forbiddenAfterEachAcknowledgement() async throws {
+        let auth = ScriptedAuthSession(.bearerToken("jwt-1"), .bearerToken("jwt-2"))
+        let harness = try GraphQLHarness(auth: auth)
+        let (probe, first, _) = try await harness.live()
+        first.closeFromServer(code: 4403, reason: "Forbidden")
+        let second = try await harness.acceptConnection(expectToken: "jwt-2")
+        _ = try await GraphQLHarness.expectSubscribe(on: second)
+        second.closeFromServer(code: 4403, reason: "Forbidden")
+        guard case .failed(let error) = try await probe.ending() else { Issue.record("must fail"); return }
+        guard case .sessionExpired = error as? RealtimeError else { Issue.record("expected sessionExpired, got \(error)"); return }
+        #expect(auth.credentialRequests == [false, true])
     }
 
     @Test(

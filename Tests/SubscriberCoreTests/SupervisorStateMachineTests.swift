@@ -135,6 +135,27 @@ struct SupervisorStateMachineTests {
         #expect(machine.state == .stopped)
     }
 
+    @Test("a refusal right after an acknowledgement counts as the retry's refusal; one after a lasting link is a new episode")
+    func authRefusalsAfterTheAcknowledgement() {
+        var quick = Self.linked()
+        #expect(
+            quick.linkEnded(loss: .lost(.authRejected("4403")), acknowledged: true, lasted: .seconds(5), wantsConnection: true)
+                == [.report(.connecting), .startLink(id: 1, role: .primary, forceRefresh: true)])
+        let again = quick.linkEnded(
+            loss: .lost(.authRejected("4403")), acknowledged: true,
+            lasted: SupervisorStateMachine.credentialsProvenAfter - .milliseconds(1), wantsConnection: true)
+        guard case .stop(.sessionExpired, .sessionExpired)? = again.first else {
+            Issue.record("expected sessionExpired, got \(again)")
+            return
+        }
+        var lasting = Self.linked()
+        _ = lasting.linkEnded(loss: .lost(.authRejected("4403")), acknowledged: true, lasted: .seconds(5), wantsConnection: true)
+        #expect(
+            lasting.linkEnded(
+                loss: .lost(.authRejected("4403")), acknowledged: true, lasted: SupervisorStateMachine.credentialsProvenAfter,
+                wantsConnection: true) == [.report(.connecting), .startLink(id: 2, role: .primary, forceRefresh: true)])
+    }
+
     @Test("signed out, or no credentials, before an attempt: stop; after a stop every input is ignored")
     func stoppedIgnoresEverything() {
         var machine = Self.linked()

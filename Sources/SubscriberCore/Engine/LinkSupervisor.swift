@@ -39,7 +39,7 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
         case request(SupervisorRequest)
         case requestsEnded
         case path(NetworkPath)
-        case link(id: Int, role: LinkRole, report: LinkReport)
+        case link(id: Int, role: LinkRole, report: LinkReport, lasted: Duration = .zero)
         case stopped(DisconnectReason, RealtimeError)
         case backoffElapsed(Int)
     }
@@ -105,7 +105,7 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
                 case .path(let path): running = perform(machine.pathChanged(to: path, wantsConnection: wants))
                 case .backoffElapsed(let id): running = perform(machine.backoffElapsed(id: id, wantsConnection: wants))
                 case .stopped(let reason, let error): running = perform(machine.stopped(reason, error: error))
-                case .link(let id, let role, let report):
+                case .link(let id, let role, let report, let lasted):
                     let loss = transport.linkEnded(id: id, role: role, report: report)
                     if case .lost = loss {
                         let close = report.close.map { "\($0)" } ?? "-"
@@ -119,7 +119,8 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
                         lastFailure.withLock { $0 = nil }
                     }
                     running = perform(
-                        machine.linkEnded(loss: loss, acknowledged: report.acknowledged, wantsConnection: transport.wantsConnection))
+                        machine.linkEnded(
+                            loss: loss, acknowledged: report.acknowledged, lasted: lasted, wantsConnection: transport.wantsConnection))
                 }
             }
             // Stopped, or cancelled (disconnect): every link closes; the transport ends its streams itself.
@@ -137,8 +138,9 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
         switch await auth.credentialsForSending(forceRefresh: forceRefresh) {
         case .credentials(let credentials):
             let (request, driver) = transport.makeLink(id: id, credentials: credentials, role: role)
+            let started = runner.clock.now
             let report = await runner.run(id: id, connector: connector, request: request, driver: driver, registry: registry)
-            return .link(id: id, role: role, report: report)
+            return .link(id: id, role: role, report: report, lasted: started.duration(to: runner.clock.now))
         case .signedOut: failure = .signedOut
         case .unavailable(let error): failure = .sessionExpired("credentials unavailable: \(error)")
         case .cancelled: return .link(id: id, role: role, report: LinkReport(end: .requested))

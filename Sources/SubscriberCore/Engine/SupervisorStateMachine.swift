@@ -115,11 +115,21 @@ package struct SupervisorStateMachine: Sendable {
         return actions
     }
 
-    /// Link `id` ended; `loss` is what the transport made of it, `acknowledged` whether the link was ever open.
-    package mutating func linkEnded(loss: LinkLoss, acknowledged: Bool, wantsConnection: Bool) -> [Action] {
+    /// How long an acknowledged link must have lasted for a later auth refusal to count as a new episode (a token
+    /// that expired or was revoked) rather than the refreshed credentials refused again.
+    package static let credentialsProvenAfter = Duration.seconds(30)
+
+    /// Link `id` ended; `loss` is what the transport made of it, `acknowledged` whether the link was ever open, and
+    /// `lasted` how long it ran from the attempt on.
+    package mutating func linkEnded(loss: LinkLoss, acknowledged: Bool, lasted: Duration = .zero, wantsConnection: Bool) -> [Action] {
         guard state != .stopped, case .lost(let ending) = loss else { return [] }
         state = .idle
-        if acknowledged { bookkeeping.connected() }
+        if acknowledged {
+            // Acknowledged and refused at once (some servers check a token only after the ack): without this, each
+            // acknowledgement would reset the one retry and the transport would reconnect at once for ever.
+            let refusedAtOnce = if case .authRejected = ending { lasted < Self.credentialsProvenAfter } else { false }
+            bookkeeping.connected(provingCredentials: !refusedAtOnce)
+        }
         switch bookkeeping.decide(after: ending) {
         case .idle, .connectNow:
             return connectIfWanted(wantsConnection)

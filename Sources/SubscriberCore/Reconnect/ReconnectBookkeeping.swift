@@ -39,10 +39,11 @@ package struct ReconnectBookkeeping: Sendable {
     /// Whether the next credentials request should bypass caches (the last ones were refused).
     package var forceRefresh: Bool { authRejections > 0 }
 
-    /// A connection was acknowledged: the counts start again.
-    package mutating func connected() {
+    /// A connection was acknowledged: the counts start again, the auth refusals only if the link proved its
+    /// credentials (a server that acknowledges and then refuses at once has not accepted them).
+    package mutating func connected(provingCredentials: Bool = true) {
         attempt = 0
-        authRejections = 0
+        if provingCredentials { authRejections = 0 }
     }
 
     /// Decides what follows `ending`.
