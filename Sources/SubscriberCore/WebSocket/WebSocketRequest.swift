@@ -32,12 +32,25 @@ public struct WebSocketRequest: Sendable, Equatable {
     /// upgrade succeeded and fails the connection when it throws.
     ///
     /// - Parameter selected: The subprotocol in the server's upgrade response (`nil` or empty: none).
-    /// - Throws: ``WebSocketSeamError/subprotocolNotSelected(required:selected:)`` naming both.
+    /// - Throws: ``WebSocketSeamError/subprotocolNotSelected(required:selected:)`` naming both. What the server selected
+    ///   is named only as far as it cannot carry credentials: AppSync offers its authorization as a subprotocol, so a
+    ///   server (or proxy) echoing the offer back would otherwise put it in logs and errors. A subprotocol of more than
+    ///   64 characters is named by its position among those offered, if it was, and its length.
     public func checkSelectedSubprotocol(_ selected: String?) throws(WebSocketSeamError) {
         guard let requiredSubprotocol else { return }
         let selected = selected.flatMap { $0.isEmpty ? nil : $0 }
         guard selected != requiredSubprotocol else { return }
-        throw .subprotocolNotSelected(required: requiredSubprotocol, selected: selected)
+        throw .subprotocolNotSelected(required: requiredSubprotocol, selected: selected.map(redacted))
+    }
+
+    /// `selected` with every comma-separated token long enough to carry a credential replaced by a description of it.
+    private func redacted(_ selected: String) -> String {
+        selected.split(separator: ",", omittingEmptySubsequences: false).map { part in
+            let token = part.trimmingCharacters(in: .whitespaces)
+            guard token.count > 64 else { return token }
+            let offered = subprotocols.firstIndex(of: token).map { "offered subprotocol \($0 + 1), " } ?? ""
+            return "<\(offered)\(token.count) characters, not shown>"
+        }.joined(separator: ", ")
     }
 }
 
