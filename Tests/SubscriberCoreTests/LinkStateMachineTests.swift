@@ -163,6 +163,38 @@ struct LinkStateMachineTests {
                 .due(35, [.fail(.pongTimeout(.seconds(3)))]),
             ]),
         LivenessScript(
+            name: "a probe during the first ping on a dead AppSync link: its own deadline ends it, not the 300 s ka watchdog",
+            steps: [
+                .ack(0, appSync, pingNow: true), .probe(2, timeout: 3, changes: true), .next(5),
+                .due(5, [.fail(.pongTimeout(.seconds(3)))]), .next(nil),
+            ]),
+        LivenessScript(
+            name: "a probe during the first ping on a dead GraphQL link: a frame from before the probe is no answer",
+            steps: [
+                .ack(0, graphQL, pingNow: true), .frame(1), .probe(2, timeout: 3, changes: true),
+                .due(5, [.fail(.pongTimeout(.seconds(3)))]),
+            ]),
+        LivenessScript(
+            name: "a probe during the first ping, a frame since: alive; the first ping keeps its deadline and a pong at 7 s counts",
+            steps: [
+                .ack(0, appSync, pingNow: true), .probe(2, timeout: 3, changes: true), .frame(4),
+                .due(5, []), .answers(.unknown), .next(10),
+                .pong(7), .answers(.answered), .next(37),
+            ]),
+        LivenessScript(
+            name: "a probe during the first ping, frames but never a pong: still only teaches that the link ignores pings",
+            steps: [
+                .ack(0, graphQL, pingNow: true), .probe(2, timeout: 3, changes: true), .frame(4),
+                .due(5, []), .next(10), .due(10, [.pingsIgnored]), .answers(.ignored), .next(34),
+            ]),
+        LivenessScript(
+            name: "two probes during the first ping: the later one's start counts, the first ping's own deadline is kept",
+            steps: [
+                .ack(0, appSync, pingNow: true), .probe(2, timeout: 5, changes: true), .probe(3, timeout: 2, changes: true),
+                .frame(4), .due(5, []), .next(10),
+                .probe(6, timeout: 3, changes: true), .due(9, [.fail(.pongTimeout(.seconds(3)))]),
+            ]),
+        LivenessScript(
             name: "a probe on an AppSync link that ignores pings has nothing to send: the ka watchdog stands",
             steps: [.ack(0, appSync, pingNow: true), .due(10, [.pingsIgnored]), .probe(20, timeout: 3, changes: false), .next(300)]),
         LivenessScript(
@@ -172,18 +204,26 @@ struct LinkStateMachineTests {
                 .due(20, [.sendProtocolPing]), .due(23, [.fail(.pongTimeout(.seconds(3)))]),
             ]),
         LivenessScript(
-            name: "quietPeriod nil: no pings at all and AppSync keeps its watchdog; a probe still pings, unanswered it only teaches",
+            name:
+                "quietPeriod nil: no pings at all and AppSync keeps its watchdog; a probe still pings, unanswered while frames come it only teaches",
             settings: LivenessSettings(quietPeriod: nil),
             steps: [
                 .ack(0, appSync, pingNow: false), .answers(.unknown), .next(300),
-                .probe(5, timeout: 3, changes: true), .due(5, [.sendPing]), .due(8, [.pingsIgnored]), .next(300),
+                .probe(5, timeout: 3, changes: true), .due(5, [.sendPing]), .frame(6), .due(8, [.pingsIgnored]), .next(306),
+            ]),
+        LivenessScript(
+            name: "quietPeriod nil: a probe's ping unanswered and nothing else since the probe: the link is dead",
+            settings: LivenessSettings(quietPeriod: nil),
+            steps: [
+                .ack(0, appSync, pingNow: false), .probe(5, timeout: 3, changes: true), .due(5, [.sendPing]),
+                .due(8, [.fail(.pongTimeout(.seconds(3)))]),
             ]),
         LivenessScript(
             name: "an unsolicited pong is a sign of life but no answer: the link still learns from its pings",
             settings: LivenessSettings(quietPeriod: nil),
             steps: [
                 .ack(0, graphQL, pingNow: false), .pong(5), .answers(.unknown),
-                .probe(6, timeout: 3, changes: true), .due(6, [.sendPing]), .due(9, [.pingsIgnored]),
+                .probe(6, timeout: 3, changes: true), .due(6, [.sendPing]), .frame(7), .due(9, [.pingsIgnored]),
             ]),
         LivenessScript(
             name: "quietPeriod nil on GraphQL: nothing is due at all",

@@ -12,7 +12,8 @@
 /// the acknowledgement too, to learn whether the server answers pings at all. A pong marks the link as one that
 /// answers; from then on a missed pong means it is dead. A first ping whose pong never comes marks it as one that
 /// ignores pings: it stops pinging and uses the protocol's fallback (``LinkLiveness``) — the `ka` watchdog with the
-/// learned interval (AppSync) or the protocol's ping (graphql-transport-ws).
+/// learned interval (AppSync) or the protocol's ping (graphql-transport-ws). A probe while that is not known yet is
+/// decided by its own deadline: nothing at all since the probe started means the link is dead.
 package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     private enum Phase: Sendable, Equatable {
         case handshaking(deadline: Instant, timeout: Duration)
@@ -45,6 +46,18 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
         var kind: PingKind
         var deadline: Instant
         var timeout: Duration
+        /// Set while ``deadline`` is a probe's (see ``ProbeWindow``).
+        var probe: ProbeWindow?
+    }
+
+    /// A probe's hold on the outstanding ping's deadline. While pings are `.unknown` a missed pong proves nothing
+    /// alone, so the probe's deadline asks whether anything arrived since the probe started.
+    private struct ProbeWindow: Sendable, Equatable {
+        var since: Instant
+        /// The first ping's own pong deadline the probe brought forward, restored when the link proved alive (its
+        /// pong may still come: a 3-10 s pong must not cost the link its pings); `nil` for a ping the probe sent.
+        var replacedDeadline: Instant?
+        var replacedTimeout: Duration?
     }
 
     private enum PingKind: Sendable, Equatable {
@@ -173,13 +186,19 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
 
     /// Asks for an immediate check that the link still works (a network interface change, the app in the foreground):
     /// a ping with `timeout` for its answer, sent by the timer at once (``nextDeadline`` becomes `now`). An outstanding
-    /// ping is not repeated; its deadline is brought forward to `timeout` from now. Returns whether anything changed.
+    /// ping is not repeated; its deadline is brought forward to `timeout` from now. Where the link does not know yet
+    /// whether it answers pings, the probe's deadline passing with nothing received since the probe ends the link.
+    /// Returns whether anything changed.
     @discardableResult
     package mutating func probe(at now: Instant, timeout: Duration) -> Bool {
         guard phase == .open else { return false }
         if var ping = outstanding {
             let deadline = now.advanced(by: timeout)
             guard deadline < ping.deadline else { return false }
+            // A second probe keeps the ping's own deadline, not the first probe's: that is what the link waits for after.
+            var window = ping.probe ?? ProbeWindow(since: now, replacedDeadline: ping.deadline, replacedTimeout: ping.timeout)
+            window.since = now
+            ping.probe = window
             ping.deadline = deadline
             ping.timeout = timeout
             outstanding = ping
@@ -319,10 +338,23 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
                     actions.append(.fail(.pongTimeout(ping.timeout)))
                     return actions
                 case (.webSocket, _):
-                    // Never answered: the server ignores pings (whether or not frames came meanwhile). The protocol's
-                    // fallback judges the link from now on; this is never a reason to reconnect.
-                    pingAnswers = .ignored
-                    actions.append(.pingsIgnored)
+                    if let probe = ping.probe, lastActivity <= probe.since {
+                        // A probe asks whether the link is alive within its timeout. No pong is no answer on a link not
+                        // known to answer pings, but nothing at all since the probe is: the fallback (up to
+                        // connectionTimeoutMs on AppSync) must not keep a dead link the probe found.
+                        end()
+                        actions.append(.fail(.pongTimeout(ping.timeout)))
+                        return actions
+                    }
+                    if let deadline = ping.probe?.replacedDeadline, let timeout = ping.probe?.replacedTimeout {
+                        // Alive: the first ping's own pong deadline still decides whether the server answers pings.
+                        outstanding = OutstandingPing(kind: .webSocket, deadline: deadline, timeout: timeout)
+                    } else {
+                        // Never answered: the server ignores pings (whether or not frames came meanwhile). The
+                        // protocol's fallback judges the link from now on; this is never a reason to reconnect.
+                        pingAnswers = .ignored
+                        actions.append(.pingsIgnored)
+                    }
                 }
             }
             if let window = keepAliveWindow, now >= lastReceived.advanced(by: window) {
@@ -333,7 +365,7 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
             if let request = probeRequest, now >= request.at {
                 probeRequest = nil
                 if outstanding == nil, let kind = pingKindForNextPing(includingQuiet: false) {
-                    actions.append(send(kind, at: now, timeout: request.timeout))
+                    actions.append(send(kind, at: now, timeout: request.timeout, probedAt: request.at))
                 }
             }
             if let deadline = quietDeadline, now >= deadline, let kind = pingKindForNextPing(includingQuiet: true) {
@@ -343,8 +375,10 @@ package struct LinkStateMachine<Instant: InstantProtocol>: Sendable where Instan
         return actions
     }
 
-    private mutating func send(_ kind: PingKind, at now: Instant, timeout: Duration) -> LinkTimerAction {
-        outstanding = OutstandingPing(kind: kind, deadline: now.advanced(by: timeout), timeout: timeout)
+    private mutating func send(_ kind: PingKind, at now: Instant, timeout: Duration, probedAt: Instant? = nil) -> LinkTimerAction {
+        outstanding = OutstandingPing(
+            kind: kind, deadline: now.advanced(by: timeout), timeout: timeout,
+            probe: probedAt.map { ProbeWindow(since: $0, replacedDeadline: nil, replacedTimeout: nil) })
         return kind == .webSocket ? .sendPing : .sendProtocolPing
     }
 }
