@@ -34,6 +34,34 @@ struct NotifierLossReportingTests {
         _ = stream
     }
 
+    @Test("a connection-events reader that falls behind loses no loss report: reports of one stream merge when it is full")
+    func lossReportsSurviveASlowEventsReader() async throws {
+        let harness = NotifierHarness { $0.bufferPolicy = ObserverBufferPolicy(limit: 1, overflow: .dropOldest) }
+        let events = await harness.notifier.connectionEvents()  // not read until the drops are done
+        let plans = await harness.notifier.planValues()  // never read: all but one value dropped
+        let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("organization/*"))
+        let sent = 400  // more reports than the 256 the events buffer holds
+        for index in 0..<sent {
+            upstream.send(json: #"{"eventType":"organization/planChanged","timestamp":"\#(Samples.timestamp)","orgId":"o-\#(index)"}"#)
+        }
+        try await withTestTimeout(10, "every drop counted") {
+            while await harness.notifier.statistics().streams["plan"]?.dropped ?? 0 < sent - 1 { try await TestTime.pollPause() }
+        }
+        let reported = try await withTestTimeout(10, "every drop reported") {
+            var reported = 0
+            for await event in events {
+                if case .eventsLost("plan", _, let loss) = event {
+                    #expect(loss.reason == .bufferOverflow && loss.window.start <= loss.window.end)
+                    reported += loss.count
+                }
+                if reported >= sent - 1 { break }
+            }
+            return reported
+        }
+        #expect(reported == sent - 1)
+        _ = plans
+    }
+
     @Test("an undecodable event reports eventsLost(undecodable) for its upstream, over the configured lossMargin")
     func undecodable() async throws {
         let harness = NotifierHarness { $0.lossMargin = .seconds(7) }

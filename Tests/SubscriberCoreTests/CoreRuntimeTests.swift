@@ -221,6 +221,46 @@ struct SubscriptionSinkTests {
         #expect(loss.count == 1)
     }
 
+    @Test("a loss reaches the consumer as soon as it made room, not with the next event (a quiet stream may have none)")
+    func lossReportedOnceThereIsRoom() async throws {
+        let (reader, sink) = SubscriptionSink.make(bufferLimit: 1, label: "default/test", logger: Self.logger, wallClock: Self.wall)
+        sink.yield(event(1))
+        sink.yield(event(2))  // dropped: the buffer holds one
+        sink.yield(event(3))  // dropped
+        let batches = try await withTestTimeout(5, "the loss report") {
+            var batch: [SubscriptionEvent] = []
+            _ = try await reader.next(into: &batch)
+            let first = batch
+            _ = try await reader.next(into: &batch)
+            return [first, batch]
+        }
+        #expect(batches.first == [event(1)])
+        guard case .lost(let loss)? = batches.last?.first, batches.last?.count == 1 else {
+            Issue.record("expected the loss report alone, got \(batches)")
+            return
+        }
+        #expect(loss.count == 2 && loss.reason == .bufferOverflow)
+        _ = sink
+    }
+
+    @Test("read one at a time, the loss follows the kept event without another yield")
+    func lossReportedOnceThereIsRoomOneAtATime() async throws {
+        let (stream, sink) = SubscriptionSink.makeStream(bufferLimit: 1, label: "default/test", logger: Self.logger, wallClock: Self.wall)
+        sink.yield(event(1))
+        sink.yield(event(2))  // dropped
+        let events = try await withTestTimeout(5, "the loss report") {
+            var iterator = stream.makeAsyncIterator()
+            return [try await iterator.next(), try await iterator.next()]
+        }
+        #expect(events.first == event(1))
+        guard case .lost(let loss)?? = events.last else {
+            Issue.record("expected a loss report, got \(events)")
+            return
+        }
+        #expect(loss.count == 1)
+        _ = sink
+    }
+
     @Test("an unreadable event is reported at once, in order")
     func undecodableIsReported() async throws {
         let (stream, sink) = SubscriptionSink.makeStream(bufferLimit: 8, label: "default/test", logger: Self.logger, wallClock: Self.wall)

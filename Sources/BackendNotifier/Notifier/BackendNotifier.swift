@@ -68,7 +68,9 @@ public actor BackendNotifier {
         metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
         let metrics = NotifierMetrics(factory: metricsFactory)
-        let events = StreamHub<NotifierConnectionEvent>(name: "connectionEvents", policy: ObserverBufferPolicy(limit: 256)) { _, _ in }
+        let events = StreamHub<NotifierConnectionEvent>(
+            name: "connectionEvents", policy: ObserverBufferPolicy(limit: 256), overflowRule: NotifierConnectionEvent.overflowRule
+        ) { _, _ in }
         let losses = LossReporter(
             events: events, activeName: Locked(transport.name), wallClock: wallClock, lossMargin: configuration.validLossMargin.timeInterval
         )

@@ -23,16 +23,20 @@ final class StreamHub<Value: Sendable>: Sendable {
     let metrics: NotifierMetrics.StreamMetrics?
     private let state = Locked(State())
     private let policy: ObserverBufferPolicy
+    private let overflowRule: StreamBuffer<Value>.OverflowRule?
     private let onDrop: @Sendable (String, Int) -> Void
 
-    /// - Parameter onDrop: called with the stream's name and the number of values full observer buffers dropped, once
-    ///   per delivery that dropped any (metrics, logs, loss reports).
+    /// - Parameters:
+    ///   - overflowRule: what a full observer buffer does instead of `policy`'s overflow (the connection events).
+    ///   - onDrop: called with the stream's name and the number of values full observer buffers dropped, once per
+    ///     delivery that dropped any (metrics, logs, loss reports).
     init(
-        name: String, policy: ObserverBufferPolicy, metrics: NotifierMetrics.StreamMetrics? = nil,
-        onDrop: @escaping @Sendable (String, Int) -> Void
+        name: String, policy: ObserverBufferPolicy, overflowRule: StreamBuffer<Value>.OverflowRule? = nil,
+        metrics: NotifierMetrics.StreamMetrics? = nil, onDrop: @escaping @Sendable (String, Int) -> Void
     ) {
         self.name = name
         self.policy = policy
+        self.overflowRule = overflowRule
         self.metrics = metrics
         self.onDrop = onDrop
     }
@@ -40,7 +44,8 @@ final class StreamHub<Value: Sendable>: Sendable {
     /// A new observer stream. `onLastObserverGone` runs when this observer cancels and no other remains. After
     /// ``finish()`` the stream is already finished.
     func makeStream(onLastObserverGone: @escaping @Sendable () -> Void) -> AsyncStream<Value> {
-        let buffer = StreamBuffer<Value>(limit: policy.limit, policy: policy.overflow == .dropOldest ? .dropOldest : .dropNewest)
+        let buffer = StreamBuffer<Value>(
+            limit: policy.limit, policy: policy.overflow == .dropOldest ? .dropOldest : .dropNewest, overflowRule: overflowRule)
         let id = state.withLock { state -> Int? in
             guard !state.finished else { return nil }
             defer { state.nextID += 1 }

@@ -29,6 +29,24 @@
         case terminated
     }
 
+    /// How a full queue still takes an element that must not be lost (the notifier's connection events, whose loss
+    /// windows and session ends an app acts on), instead of the ``OverflowPolicy``.
+    @usableFromInline package struct OverflowRule: Sendable {
+        /// Folds the new element into a queued one, `true` if it did (two reports of one stream's losses become one).
+        @usableFromInline package var merge: @Sendable (_ queued: inout Element, _ new: Element) -> Bool
+        /// Whether an element may be dropped to make room: a state a later element supersedes.
+        @usableFromInline package var expendable: @Sendable (Element) -> Bool
+
+        /// Creates a rule.
+        package init(
+            merge: @escaping @Sendable (_ queued: inout Element, _ new: Element) -> Bool,
+            expendable: @escaping @Sendable (Element) -> Bool
+        ) {
+            self.merge = merge
+            self.expendable = expendable
+        }
+    }
+
     @usableFromInline
     struct State {
         @usableFromInline var elements: [Element] = []
@@ -44,8 +62,19 @@
         /// The consumer cancelled or dropped the stream.
         @usableFromInline var gone = false
         @usableFromInline var goneHandler: (@Sendable () -> Void)?
+        /// An element was dropped since the consumer last took the queue: taking it makes room (see ``onRoom(_:)``).
+        @usableFromInline var overflowed = false
+        @usableFromInline var roomHandler: (@Sendable () -> Void)?
 
         @usableFromInline init() {}
+
+        /// The room handler to call once the lock is released, when taking elements made room after a drop.
+        @inlinable
+        mutating func madeRoom() -> (@Sendable () -> Void)? {
+            guard overflowed else { return nil }
+            overflowed = false
+            return roomHandler
+        }
 
         @inlinable var count: Int { elements.count - head }
 
@@ -63,6 +92,23 @@
             return element
         }
 
+        /// Takes `element` into a full queue by `rule`: merged into the newest queued element that takes it, else in
+        /// place of the oldest expendable one, else dropped if it is expendable itself, else beyond the limit.
+        @usableFromInline
+        mutating func absorb(_ element: Element, by rule: OverflowRule) -> Enqueued {
+            for index in stride(from: elements.count - 1, through: head, by: -1) where rule.merge(&elements[index], element) {
+                return .enqueued
+            }
+            if let index = elements[head...].firstIndex(where: rule.expendable) {
+                elements.remove(at: index)
+                elements.append(element)
+                return .dropped
+            }
+            if rule.expendable(element) { return .dropped }
+            elements.append(element)
+            return .enqueued
+        }
+
         /// What `next()` returns without waiting, if anything.
         @inlinable
         mutating func ready() -> Result<Element?, any Error>? {
@@ -78,14 +124,18 @@
 
     @usableFromInline let limit: Int
     @usableFromInline let policy: OverflowPolicy
+    @usableFromInline let overflowRule: OverflowRule?
     @usableFromInline let state = Locked(State())
 
     /// Creates an empty buffer queueing at most `limit` elements (at least 1). The consumer takes the whole queue at
     /// once (``ConsumerToken``), so a burst of up to `limit` elements is never dropped, and at most twice `limit` are
-    /// held in memory: what the consumer took and has yet to read, and a full queue behind it.
-    package init(limit: Int, policy: OverflowPolicy = .dropNewest) {
+    /// held in memory: what the consumer took and has yet to read, and a full queue behind it. With an
+    /// `overflowRule`, a full queue follows it instead of `policy`, and holds more than `limit` only by what the rule
+    /// neither merges nor drops.
+    package init(limit: Int, policy: OverflowPolicy = .dropNewest, overflowRule: OverflowRule? = nil) {
         self.limit = max(1, limit)
         self.policy = policy
+        self.overflowRule = overflowRule
     }
 
     /// The stream the consumer iterates, ending with an error if ``finish(throwing:)`` got one. Dropping it (and its
@@ -117,6 +167,8 @@
                 state.elements.append(element.take()!)
                 return .enqueued
             }
+            state.overflowed = true
+            if let overflowRule { return state.absorb(element.take()!, by: overflowRule) }
             if policy == .dropOldest {
                 _ = state.popFirst()
                 state.elements.append(element.take()!)
@@ -159,6 +211,13 @@
         signal()
     }
 
+    /// Runs `handler` on the consumer's thread whenever the consumer takes elements from a queue that dropped one since
+    /// it last took: there is room again (for the loss report a ``SubscriptionSink`` holds, which must not wait for the
+    /// next element). Not under the queue's lock.
+    package func onRoom(_ handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.roomHandler = handler }
+    }
+
     /// Runs `handler` once if the consumer cancels or drops the stream before it was finished; at once if it already
     /// did.
     package func onConsumerGone(_ handler: @escaping @Sendable () -> Void) {
@@ -177,7 +236,9 @@
             consumerGone()
             return nil
         }
-        if let ready = state.withLock({ $0.ready() }) { return try ready.get() }
+        let (ready, room) = state.withLock { state in (state.ready(), state.madeRoom()) }
+        room?()
+        if let ready { return try ready.get() }
         // The element is handed over through the locked state, not through the continuation (which carries no value):
         // a continuation resumed before its task reaches the await lets the task run on without any happens-before edge
         // the thread sanitizer is told of (the runtime's fast path in `swift_continuation_await` synchronises with an
@@ -266,12 +327,13 @@ final class ConsumerToken<Element: Sendable>: Sendable {
     /// filling the emptied array. `false` when nothing is queued. The queue's lock is held for the swap only.
     @inlinable
     func takeQueue(into elements: inout [Element]) -> Bool {
-        let head = buffer.state.withLock { state -> Int? in
-            guard state.count > 0 else { return nil }
+        let (head, room) = buffer.state.withLock { state -> (Int?, (@Sendable () -> Void)?) in
+            guard state.count > 0 else { return (nil, nil) }
             swap(&state.elements, &elements)
             defer { state.head = 0 }
-            return state.head
+            return (state.head, state.madeRoom())
         }
+        room?()
         guard let head else { return false }
         if head > 0 { elements.removeFirst(head) }
         return true

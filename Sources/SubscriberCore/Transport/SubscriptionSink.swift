@@ -34,6 +34,9 @@ package final class SubscriptionSink: Sendable {
     ) -> (reader: BatchReader<SubscriptionEvent>, sink: SubscriptionSink) {
         let buffer = StreamBuffer<SubscriptionEvent>(limit: bufferLimit)
         let sink = SubscriptionSink(buffer: buffer, logger: logger, label: label, wallClock: wallClock, margin: margin)
+        // The loss goes in as soon as the consumer makes room, not with the next event: on a quiet stream that could be
+        // hours, and a run stopped meanwhile would take the report with it. The consumer reads it on its next call.
+        buffer.onRoom { [weak sink] in _ = sink?.flushLoss() }
         return (buffer.makeReader(), sink)
     }
 
@@ -121,7 +124,7 @@ package final class SubscriptionSink: Sendable {
     /// The pending loss is taken out under the lock before it is reported: two threads flushing at once would otherwise
     /// both report it (a loss counted twice). A report that finds the buffer full goes back, ahead of what was recorded
     /// meanwhile.
-    private func flushLoss(beyondLimit: Bool = false) -> Bool {
+    fileprivate func flushLoss(beyondLimit: Bool = false) -> Bool {
         guard let loss = pending.withLock({ $0.take() }) else { return true }
         let report = LossReport(
             count: loss.count, window: GapWindow(start: loss.first.addingTimeInterval(-margin), end: loss.last), reason: loss.reason)
