@@ -76,6 +76,13 @@ public actor RealtimeStack {
     ///   not get live within `switchTimeoutSeconds`); the old transport then stays in use.
     public func switchTransport(to kind: RealtimeConfiguration.TransportKind) async throws {
         try await switchTransport(to: kind, because: .requested)
+        // The failover watch follows the transport in use: it was watching (or probing to fail back to) the one the app
+        // switched away from, and would never have failed over from this one.
+        if failoverTask != nil {
+            failoverTask?.cancel()
+            failoverTask = nil
+            startFailover()
+        }
     }
 
     func switchTransport(to kind: RealtimeConfiguration.TransportKind, because reason: TransportSwitchReason) async throws {

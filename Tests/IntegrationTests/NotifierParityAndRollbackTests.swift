@@ -87,6 +87,45 @@ struct NotifierParityAndRollbackTests {
         await stack.shutdown()
         await backend.shutdown()
     }
+
+    @Test("failover follows a manual switch: an outage of the transport the app switched to fails over from it")
+    func failoverAfterAManualSwitch() async throws {
+        let backend = try await EmbeddedDrillBackend.start()
+        var configuration = RealtimeConfiguration()
+        configuration.appSyncEndpoint = backend.endpoints.http
+        configuration.graphQLEndpoint = backend.endpoints.graphql
+        configuration.reconnect = "fixed:0.2"
+        configuration.failover.enabled = true
+        configuration.failover.unhealthyAfterSeconds = 1
+        configuration.failover.failbackAfterSeconds = 1
+        let token = try backend.token(for: DrillScript.user)
+        let stack = try RealtimeStack(
+            configuration: configuration, auth: StaticAuthSession(.bearerToken(token)), userId: DrillScript.user,
+            organizationId: DrillScript.organization)
+        let events = ValueRecorder(await stack.notifier.connectionEvents())
+        let roles = ValueRecorder(await stack.notifier.roleValues())
+        await stack.startFailover()
+        try await events.waitUntil(timeout: 10) { $0.contains { if case .live(stream: "role", _) = $0 { true } else { false } } }
+        try await stack.switchTransport(to: .graphql)
+        #expect(await stack.activeKind == .graphql)
+
+        backend.server.faults.setOutage(of: .graphQL, true)
+        try await events.waitUntil(timeout: 15) {
+            $0.contains { event in
+                if case .transportSwitched(from: "graphql", to: "appsync", _, .failover) = event { true } else { false }
+            }
+        }
+        #expect(await stack.activeKind == .appsync)
+        try await roles.waitUntil(
+            timeout: 10,
+            poll: {
+                _ = await backend.server.bus.publish(
+                    DomainEvent(kind: .roleChanged, userId: DrillScript.user, payload: ["reason": .string("after")]))
+            }
+        ) { $0.contains { $0.reason == "after" } }
+        await stack.shutdown()
+        await backend.shutdown()
+    }
 }
 
 /// Records a stream's values for polling assertions.
