@@ -301,8 +301,40 @@ struct NotifierStateMachineTests {
                 .completeOperation(1), Self.start(.organization, 5), Self.start(.role, 6), Self.start(.revoke, 7),
                 .publishState(.connecting), Self.networkTimer(8),
             ])
-        let gap = GapWindow(start: Self.start.addingTimeInterval(30), end: Self.start.addingTimeInterval(51))
+        // From the margin before the suspension: what was on its way when the upstream stopped may be lost too.
+        let gap = GapWindow(start: Self.start.addingTimeInterval(28), end: Self.start.addingTimeInterval(51))
         #expect(script.on(.upstreamLive(Self.run(.role, 6)), after: 1) == [.emit(.resumed(stream: "role", transport: "appsync", gap: gap))])
+    }
+
+    @Test("a stream not live again since a suspension gets its window when a switch or a restart replaces its run")
+    func resumeGapOutlivesItsRun() {
+        func suspendedAndBack() -> Script {
+            let script = Script()
+            script.given(.observed(.role))
+            script.on(.upstreamLive(Self.run(.role, 1)))
+            script.on(.enteredBackground)
+            script.on(.timerFired(.backgroundGrace, token: 3), after: 30)
+            script.on(.disconnected(token: 4))
+            script.on(.enteredForeground(operation: 1), after: 20)  // role restarts as run 5 and never gets live
+            return script
+        }
+        let suspendedSince = Self.start.addingTimeInterval(30 - 2)
+        // A failover to GraphQL: the new run goes live inside the switch and the old one is gone at the cut-over.
+        let switched = suspendedAndBack()
+        switched.on(.switchRequested(target: Self.graphql, reason: .failover("down"), onlyFromOtherDialect: false, operation: 2), after: 5)
+        switched.on(.upstreamLive(Self.run(.role, 8)), after: 1)
+        let cutOver = switched.on(.timerFired(.switchSettle, token: 10), after: 0.5)
+        let resumed = NotifierConnectionEvent.resumed(
+            stream: "role", transport: "graphql", gap: GapWindow(start: suspendedSince, end: Self.start.addingTimeInterval(56.5)))
+        #expect(cutOver.contains(.emit(resumed)), "\(cutOver)")
+        // The same identity restarted (its streams had stalled): the window is still owed.
+        let restarted = suspendedAndBack()
+        restarted.on(.upstreamEnded(Self.run(.role, 5), .network("refused")), after: 5)
+        restarted.on(.updateRequested(Self.user1, operation: 2))
+        restarted.on(.disconnected(token: 7))
+        let live = restarted.on(.upstreamLive(Self.run(.role, 8)), after: 1)
+        let owed = GapWindow(start: suspendedSince, end: Self.start.addingTimeInterval(56))
+        #expect(live == [.emit(.resumed(stream: "role", transport: "appsync", gap: owed))], "\(live)")
     }
 
     @Test("foreground within the grace delay: the timer is cancelled and the transport asked to verify its connection")

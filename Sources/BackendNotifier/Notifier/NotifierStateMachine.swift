@@ -149,11 +149,18 @@ struct NotifierStateMachine: Sendable {
         if let progress = updateSwitch({ $0.runLive(id) }) { return proceed(progress, now: now) }
         guard let run = runs[id.upstream], run.id == id else { return }
         runs[id.upstream]?.live = true
-        if let since = resumeGaps.removeValue(forKey: id.upstream) {
-            emit(.resumed(stream: id.upstream.rawValue, transport: run.transport.name, gap: GapWindow(start: since, end: now)))
-        } else {
+        if !reportResumeGap(of: id.upstream, on: run.transport, now: now) {
             emit(.live(stream: id.upstream.rawValue, transport: run.transport.name))
         }
+    }
+
+    /// Reports the window `upstream` was stopped for (since a suspension it has not been live since), if any: what was
+    /// on its way when it stopped is in the window too (the margin).
+    private mutating func reportResumeGap(of upstream: Upstream, on transport: TransportRef, now: Date) -> Bool {
+        guard let since = resumeGaps.removeValue(forKey: upstream) else { return false }
+        let gap = GapWindow(start: since.addingTimeInterval(-settings.gapSafetyMargin), end: now)
+        emit(.resumed(stream: upstream.rawValue, transport: transport.name, gap: gap))
+        return true
     }
 
     private mutating func upstreamEnded(_ id: RunID, error: RealtimeError?, now: Date) {
@@ -248,7 +255,8 @@ struct NotifierStateMachine: Sendable {
         endOverlap()
         stopUpstreams()
         session = .current(newIdentity)
-        resumeGaps.removeAll()
+        // The same identity restarted still owes its streams the windows they were stopped for.
+        if changed { resumeGaps.removeAll() }
         status.startEpisode()
         refreshState(now: now)
         let token = nextToken()
@@ -283,7 +291,10 @@ struct NotifierStateMachine: Sendable {
     private mutating func startResume(operation id: Int, now: Date) {
         if case .suspended(let since) = lifecycle {
             lifecycle = .foreground
-            for upstream in Upstream.allCases where demand.contains(upstream) { resumeGaps[upstream] = since }
+            // A stream not live since an earlier suspension keeps that earlier start.
+            for upstream in Upstream.allCases where demand.contains(upstream) {
+                resumeGaps[upstream] = min(resumeGaps[upstream] ?? since, since)
+            }
         } else {
             // Not suspended: the connection was kept, but the platform may have frozen it meanwhile.
             act(.verifyConnection(transport: active.id))
@@ -424,6 +435,11 @@ struct NotifierStateMachine: Sendable {
         act(.cutOver(switch: change.id))
         stopUpstreams()
         runs = change.prepared
+        // The new runs went live inside the switch: the windows their streams owe since a suspension are reported now
+        // (the old runs that owed them are gone).
+        for upstream in Upstream.allCases where runs[upstream]?.live == true {
+            _ = reportResumeGap(of: upstream, on: change.target, now: now)
+        }
         let old = active
         stopFollowingStates(now: now)
         active = change.target
