@@ -8,8 +8,9 @@ import SubscriberCore
 /// 3. once everything is live on the new link, unsubscribe on the old one and wait for the confirmations, after which
 ///    the old link cannot deliver anything more;
 /// 4. cut over: deliver the new link's buffer minus the copies the old one already delivered (matched by payload
-///    bytes, as events carry no ids), then close the old link. Copies still in flight on the new link are dropped as
-///    they arrive, for a grace period of ``AppSyncEventsConfiguration/rotationTimeout``.
+///    bytes, as events carry no ids), then close the old link, once the publishes sent on it are answered (their
+///    replies come on no other link) or at the latest after ``AppSyncEventsConfiguration/rotationTimeout``. Copies
+///    still in flight on the new link are dropped as they arrive, for a grace period of that same timeout.
 ///
 /// Limitation (documented): two events with byte-identical payloads published inside the rotation window can be
 /// taken for one. Vortex events carry a timestamp, so this does not happen in practice.
@@ -38,25 +39,60 @@ extension AppSyncState {
     func finalizeRotation(_ values: inout Values, _ effects: inout [SessionEffect]) {
         guard let rotation = values.rotation, let new = rotation.to, let newControl = values.links[new]?.control else { return }
         values.rotation = nil
-        cutOver(to: new, &values, &effects)
+        // The old link is alive: it delivered until now.
+        let now = wallClock.now()
+        cutOver(to: new, oldLastFrame: now, lostAt: now.addingTimeInterval(-margin), &values, &effects)
         effects.append(.schedule(newControl, rotationTimeout, Self.overlapExpiryToken))
         if let oldControl = values.links[rotation.from]?.control {
-            effects.append(.close(oldControl, .rotated, "rotated"))
+            values.links[rotation.from]?.retired = true
+            if values.publishes.values.contains(where: { $0.sentOn == rotation.from }) {
+                effects.append(.schedule(oldControl, rotationTimeout, Self.drainDeadlineToken))
+            }
+            closeRetiredLinks(&values, &effects)
         }
         logger.info("rotation complete")
     }
 
-    /// The old link died during a rotation: cut over at once if the new one is up. Returns whether it did.
-    func salvageRotation(_ values: inout Values, _ effects: inout [SessionEffect]) -> Bool {
+    /// Closes every rotation's old link on which no publish awaits its reply any more.
+    func closeRetiredLinks(_ values: inout Values, _ effects: inout [SessionEffect]) {
+        for (id, link) in values.links where link.retired {
+            guard let control = link.control, !control.isEnding, !values.publishes.values.contains(where: { $0.sentOn == id }) else {
+                continue
+            }
+            effects.append(.close(control, .rotated, "rotated"))
+        }
+    }
+
+    /// The drain deadline of a rotation's old link: what it carries is still unanswered, and is failed as such (the
+    /// server may have taken it); the link closes.
+    func endDrain(of id: Int, _ values: inout Values, _ effects: inout [SessionEffect]) {
+        guard values.links[id]?.retired == true, let control = values.links[id]?.control, !control.isEnding else { return }
+        logger.warning("publishes on the rotated connection not answered in time; closing it")
+        for (publishID, publish) in values.publishes where publish.sentOn == id {
+            values.publishes[publishID] = nil
+            effects.append(.reply(publish.reply, .failure(Self.unansweredOnRotatedLink)))
+        }
+        effects.append(.close(control, .rotated, "rotated"))
+        closeIfIdle(&values, &effects)
+    }
+
+    /// A publish sent on a rotation's old link and still unanswered when that link closed: the server may have taken it.
+    /// ``RealtimeError`` has no case for an unknown outcome; `network` is what the publishes of any lost link fail with.
+    static let unansweredOnRotatedLink = RealtimeError.network(
+        "the connection was rotated before publish_success arrived: the publish may have been delivered")
+
+    /// The old link died during a rotation: cut over at once if the new one is up. Returns whether it did. As for any
+    /// lost link, what it carried after its last frame (minus the margin) may be lost: the gap opens there.
+    func salvageRotation(after report: LinkReport, _ values: inout Values, _ effects: inout [SessionEffect]) -> Bool {
         guard let rotation = values.rotation, let new = rotation.to, let control = values.links[new]?.control else { return false }
         values.rotation = nil
-        cutOver(to: new, &values, &effects)
+        cutOver(to: new, oldLastFrame: report.lastReceived ?? wallClock.now(), lostAt: lossStart(report), &values, &effects)
         effects.append(.schedule(control, rotationTimeout, Self.overlapExpiryToken))
         logger.info("old connection ended during rotation; cut over early")
         return true
     }
 
-    /// Gives up a rotation: the old link goes on; the new one, if any, is closed.
+    /// Gives up a rotation: the old link goes on; the new one is closed (if still connecting, when it opens).
     func abortRotation(_ values: inout Values, _ effects: inout [SessionEffect]) {
         guard let rotation = values.rotation else { return }
         values.rotation = nil
@@ -70,19 +106,23 @@ extension AppSyncState {
     }
 
     /// Moves delivery of every subscription to `new`, delivering what it buffered minus what the old link delivered.
-    private func cutOver(to new: Int, _ values: inout Values, _ effects: inout [SessionEffect]) {
-        let now = wallClock.now()
+    /// The old link delivered until `oldLastFrame`; a gap opened by it starts at `lostAt`.
+    private func cutOver(to new: Int, oldLastFrame: Date, lostAt: Date, _ values: inout Values, _ effects: inout [SessionEffect]) {
         values.primary = new
+        values.links[new]?.successor = false
         for id in values.subscriptions.values.sorted(by: { $0.sequence < $1.sequence }).map(\.id) {
             guard var record = values.subscriptions[id] else { continue }
-            if record.rotationTarget == new && record.rotationLive {
+            if record.rotationTarget == new, let confirmedAt = record.rotationConfirmedAt {
+                // Confirmed on the new link after the old one's last frame: what was sent in between reached neither.
+                if confirmedAt > oldLastFrame { record.interrupt(at: lostAt) }
+                // Its confirmation (and gap) first: the buffer holds what came after it.
+                if let event = record.confirm(now: confirmedAt) { effects.append(event) }
                 for payload in record.rotationBuffer where !record.consumeOverlap(payload.json) {
                     effects.append(.yield(record.sink, .payload(payload)))
                 }
-                if let event = record.confirm(now: now) { effects.append(event) }
             } else {
                 // Not confirmed on the new link yet: it resumes (with its gap) when it is.
-                record.interrupt(at: now.addingTimeInterval(-margin))
+                record.interrupt(at: lostAt)
             }
             record.deliveringOn = new
             record.clearRotation()

@@ -23,6 +23,8 @@ final class AppSyncState: TransportSession {
     static let overlapExpiryToken = 1
     /// The timer token for the rotation deadline.
     static let rotationDeadlineToken = 2
+    /// The timer token (on a rotation's old link) for the end of its wait for the replies to the publishes it carries.
+    static let drainDeadlineToken = 3
 
     let values = Locked(Values())
     let stopFlag = Locked(false)
@@ -120,6 +122,7 @@ final class AppSyncState: TransportSession {
         update { values, effects in
             guard let publish = values.publishes.removeValue(forKey: id) else { return }
             effects.append(.reply(publish.reply, result))
+            closeRetiredLinks(&values, &effects)
             closeIfIdle(&values, &effects)
         }
     }
@@ -127,14 +130,19 @@ final class AppSyncState: TransportSession {
     // MARK: Links
 
     func linkCreated(_ id: Int) {
-        values.withLock { $0.links[id] = AppSyncLinkRecord() }
+        values.withLock { values in
+            // The supervisor opens a primary only once the last one is lost, which ends any rotation: a link made while
+            // a rotation waits for its successor is that successor.
+            values.links[id] = AppSyncLinkRecord(successor: values.rotation.map { $0.to == nil } ?? false)
+        }
     }
 
     /// A link was acknowledged: the first (or a reconnect) becomes primary; during a rotation it is the target.
     func linkOpened(_ id: Int, control: LinkControl) {
         update { values, effects in
             values.links[id]?.control = control
-            if let rotation = values.rotation, rotation.to == nil, values.primary == rotation.from, values.primary != nil {
+            let successor = values.links[id]?.successor == true
+            if successor, let rotation = values.rotation, rotation.to == nil, values.primary == rotation.from, values.primary != nil {
                 values.rotation?.to = id
                 effects.append(.schedule(control, rotationTimeout, Self.rotationDeadlineToken))
                 for key in values.subscriptions.keys {
@@ -142,7 +150,7 @@ final class AppSyncState: TransportSession {
                     values.subscriptions[key]?.rotationTarget = id
                 }
                 rotationProgress(&values, &effects)
-            } else if values.primary == nil {
+            } else if !successor, values.primary == nil {
                 values.primary = id
                 // Each is confirmed again on the new link. None should still be live (losing the primary interrupted
                 // them all); one that is reports a gap then, rather than nothing.
@@ -153,8 +161,12 @@ final class AppSyncState: TransportSession {
                 }
                 states.update(.connected)
             } else {
-                // A stray successor after the rotation was given up.
+                // A successor whose rotation was given up: its old link was lost, so the supervisor reconnects with a
+                // primary of its own (made primary here, this one would have that turned away, and the state would
+                // stay at the supervisor's `connecting`). Or a stray link while another is primary.
                 effects.append(.close(control, .requested, "rotation abandoned"))
+                // The supervisor reports nothing for a link it is told was replaced: the state is the primary's.
+                if values.primary != nil { states.update(.connected) }
             }
             effects.append(.wake(control))
         }
@@ -173,25 +185,34 @@ final class AppSyncState: TransportSession {
     /// A link ended: what it means for the connection, and the gap for its subscriptions.
     func linkEnded(_ id: Int, report: LinkReport) -> LinkLoss {
         update { values, effects in
-            values.links.removeValue(forKey: id)
+            let record = values.links.removeValue(forKey: id)
             failPublishes(sentOn: id, report: report, &values, &effects)
             for (publishID, publish) in values.publishes where publish.claimedBy == id { values.publishes[publishID]?.claimedBy = nil }
-            if let rotation = values.rotation, rotation.from != id, rotation.to == id || rotation.to == nil {
+            // A link never created is a successor whose credentials never came.
+            let successor = record?.successor ?? true
+            if let rotation = values.rotation, rotation.from != id, rotation.to == id || (rotation.to == nil && successor) {
                 // The replacement failed: keep the old connection (the service ends it at its maximum duration).
                 logger.warning("rotation could not open a new connection; keeping the old one", metadata: ["reason": "\(report.end)"])
                 abortRotation(&values, &effects)
                 return .replaced
             }
+            if record?.successor == true || record?.retired == true {
+                // A successor given up, or a rotation's old link after its cut-over: it carries nothing, so its end
+                // loses nothing (even with no primary now: that one's end reported the loss).
+                return .replaced
+            }
             if values.rotation?.from == id {
-                if salvageRotation(&values, &effects) { return .replaced }
+                if salvageRotation(after: report, &values, &effects) { return .replaced }
                 abortRotation(&values, &effects)
             }
             if let primary = values.primary, primary != id {
-                // An old link after a cut-over.
+                // A stray link while another is primary. The supervisor reports nothing for it: the state is the
+                // primary's.
+                states.update(.connected)
                 return .replaced
             }
             if values.primary == id { values.primary = nil }
-            let lostAt = report.lastReceived.map { $0.addingTimeInterval(-margin) } ?? wallClock.now()
+            let lostAt = lossStart(report)
             for key in values.subscriptions.keys {
                 guard var subscription = values.subscriptions[key] else { continue }
                 subscription.interrupt(at: lostAt)
@@ -202,6 +223,11 @@ final class AppSyncState: TransportSession {
             }
             return .lost(reconnectEnding(report))
         }
+    }
+
+    /// Where the gap opened by a lost link starts: its last frame minus the margin, or now if it never had one.
+    func lossStart(_ report: LinkReport) -> Date {
+        report.lastReceived.map { $0.addingTimeInterval(-margin) } ?? wallClock.now()
     }
 
     private func reconnectEnding(_ report: LinkReport) -> ReconnectBookkeeping.Ending {
@@ -215,9 +241,10 @@ final class AppSyncState: TransportSession {
     }
 
     private func failPublishes(sentOn id: Int, report: LinkReport, _ values: inout Values, _ effects: inout [SessionEffect]) {
+        let error = report.end == .rotated ? Self.unansweredOnRotatedLink : report.end.error(close: report.close)
         for (publishID, publish) in values.publishes where publish.sentOn == id {
             values.publishes[publishID] = nil
-            effects.append(.reply(publish.reply, .failure(report.end.error(close: report.close))))
+            effects.append(.reply(publish.reply, .failure(error)))
         }
     }
 
@@ -271,7 +298,7 @@ final class AppSyncState: TransportSession {
         update { values, effects in
             guard var record = values.subscriptions[id] else { return }
             if record.rotationTarget == link {
-                record.rotationLive = true
+                record.rotationConfirmedAt = wallClock.now()
                 record.authRefusals = 0
                 values.subscriptions[id] = record
                 rotationProgress(&values, &effects)
@@ -315,9 +342,11 @@ final class AppSyncState: TransportSession {
                 publish.sentOn = nil
                 values.publishes[id] = publish
                 if let primary = values.primary, let control = values.links[primary]?.control { effects.append(.wake(control)) }
+                closeRetiredLinks(&values, &effects)
                 return
             }
             values.publishes[id] = nil
+            closeRetiredLinks(&values, &effects)
             let failure =
                 error.isAuthFailure
                 ? error.refusedAfterRefresh(.publish, channel: publish.channel)
@@ -362,6 +391,8 @@ final class AppSyncState: TransportSession {
                 guard values.rotation?.to == link else { return }
                 logger.warning("rotation did not complete in time; cutting over anyway")
                 finalizeRotation(&values, &effects)
+            case Self.drainDeadlineToken:
+                endDrain(of: link, &values, &effects)
             default:
                 break
             }

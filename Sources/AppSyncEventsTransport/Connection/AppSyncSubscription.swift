@@ -18,16 +18,20 @@ struct AppSyncSubscription: SubscriptionRecord {
     // Rotation: the replacement link, whether the subscription is confirmed there, and what it received there before
     // the cut-over.
     var rotationTarget: Int?
-    var rotationLive = false
+    /// When it was confirmed on `rotationTarget`: should the old link die before the cut-over, what it carried after
+    /// its last frame and before this instant is lost.
+    var rotationConfirmedAt: Date?
     var rotationBuffer: [RealtimePayload] = []
     /// What the old link delivered during the rotation. The new link carries copies of some of these, possibly even
     /// after the cut-over (the two sockets are not ordered with each other), so they are dropped when they show up
     /// there, until the grace period after the cut-over ends.
     var overlapLog: [Data] = []
 
+    var rotationLive: Bool { rotationConfirmedAt != nil }
+
     mutating func clearRotation() {
         rotationTarget = nil
-        rotationLive = false
+        rotationConfirmedAt = nil
         rotationBuffer = []
     }
 
@@ -70,4 +74,10 @@ struct AppSyncLinkRecord {
     var subscribed: Set<String> = []
     /// Unsubscribes to send on this link.
     var unsubscribeQueue: [String] = []
+    /// Opened as a rotation's successor, not as the supervisor's primary: if the rotation is given up before it opens,
+    /// it is closed then rather than made primary (the supervisor, reconnecting, opens a primary of its own).
+    var successor = false
+    /// A rotation's old link after the cut-over: it carries nothing more, and stays open only until the publishes sent
+    /// on it are answered (their replies can come on no other link).
+    var retired = false
 }
