@@ -62,6 +62,38 @@ struct NotifierLossReportingTests {
         _ = plans
     }
 
+    @Test("the connection events' overflow rule: losses and gaps merge, live and suspended make room, the rest is kept")
+    func connectionEventOverflowRule() async throws {
+        func window(_ start: Double, _ end: Double) -> GapWindow {
+            GapWindow(start: Date(timeIntervalSince1970: start), end: Date(timeIntervalSince1970: end))
+        }
+        func lost(_ stream: String, _ n: Int, _ a: Double, _ b: Double, _ why: LossReport.Reason = .bufferOverflow) -> Event {
+            .eventsLost(stream: stream, transport: "appsync", loss: LossReport(count: n, window: window(a, b), reason: why))
+        }
+        let buffer = StreamBuffer<NotifierConnectionEvent>(limit: 4, overflowRule: NotifierConnectionEvent.overflowRule)
+        let switched = NotifierConnectionEvent.transportSwitched(from: "appsync", to: "graphql", gap: window(5, 6), reason: .requested)
+        for event in [
+            .live(stream: "plan", transport: "appsync"), lost("plan", 1, 1, 2),
+            .resumed(stream: "role", transport: "appsync", gap: window(3, 4)),
+            switched,
+        ] {
+            #expect(buffer.enqueue(event) == .enqueued)
+        }
+        #expect(buffer.enqueue(lost("plan", 2, 7, 8)) == .enqueued)  // merged into the queued plan loss
+        #expect(buffer.enqueue(lost("plan", 1, 9, 9, .undecodable)) == .dropped)  // another reason: live makes room
+        #expect(buffer.enqueue(.resumed(stream: "role", transport: "appsync", gap: window(0, 10))) == .enqueued)  // merged
+        #expect(buffer.enqueue(.suspended) == .dropped)  // expendable, and nothing expendable is queued
+        #expect(buffer.enqueue(.sessionExpired) == .enqueued)  // kept beyond the limit
+        buffer.finish()
+        var received: [NotifierConnectionEvent] = []
+        for await event in buffer.makeStream() { received.append(event) }
+        #expect(
+            received == [
+                lost("plan", 3, 1, 8), .resumed(stream: "role", transport: "appsync", gap: window(0, 10)), switched,
+                lost("plan", 1, 9, 9, .undecodable), .sessionExpired,
+            ])
+    }
+
     @Test("an undecodable event reports eventsLost(undecodable) for its upstream, over the configured lossMargin")
     func undecodable() async throws {
         let harness = NotifierHarness { $0.lossMargin = .seconds(7) }
@@ -78,6 +110,8 @@ struct NotifierLossReportingTests {
         #expect(stream == "revoke" && transport == "appsync" && loss.count == 1 && loss.reason == .undecodable)
         #expect(loss.window.duration == 7)
     }
+
+    typealias Event = NotifierConnectionEvent
 
     @Test("a transport's loss report (gap in a live subscription, buffer overflow) is forwarded with its stream")
     func transportLoss() async throws {
