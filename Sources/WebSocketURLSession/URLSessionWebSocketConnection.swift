@@ -13,6 +13,12 @@ import FoundationNetworking
 /// Swift task that awaits them does not end them; only a frame, or cancelling the URLSession task, does (SwiftPhoenixClient
 /// #281 and #286, wire-ios #4833). So every wait here is bounded by something this type does itself: a cancelled
 /// `receive()` or `send(_:)` drops the task, and a close waits at most the close timeout for the peer before dropping it.
+///
+/// A receive cannot count on a frame or a cancel either: when the connection fails without a close frame, CFNetwork
+/// reports the task's end but never completes the pending receive (WebKit PR #28392, rdar://110487778), and a
+/// `cancel()` of the ended task is not documented to. So `receive()` asks the task through its completion handler and
+/// returns on whichever comes first: that handler, the task's end (then at most a grace of 250 ms more for the handler,
+/// `defaultReceiveGrace`), or a drop or abort of its own.
 final class URLSessionWebSocketConnection: WebSocketConnection {
     private enum End: Sendable {
         case remote
@@ -25,45 +31,90 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
         /// The task was dropped (`cancel()`): nothing more is awaited from it.
         var dropped = false
         var failure: String?
+        /// The task's end was reported (`completion()` returned).
+        var taskEnded = false
+        /// The receive waiting now, released by the task's end or a drop.
+        var pending: PendingReceive?
+        /// The last receive asked of the task: at the scope's end, one the task never answered is dropped.
+        var last: PendingReceive?
     }
+
+    /// How long a receive still waits for the task's answer once the task's end is known. Apple documents no order
+    /// between a receive's completion handler and `didCompleteWithError`, so a message CFNetwork read before the end may
+    /// be handed over just after it; and CFNetwork may never answer at all (WebKit PR #28392). An answer still coming
+    /// was read before the end, so it is a callback away, not a round trip: a quarter of a second is far beyond that,
+    /// and short next to the first reconnect delay after a lost connection (up to 1 s, the default policy's jitter).
+    static let defaultReceiveGrace: Duration = .milliseconds(250)
 
     let negotiatedSubprotocol: String?
     private let task: any WebSocketTask
-    private let completed: OneShotSignal<WebSocketCloseInfo>
+    private let completed = OneShotSignal<WebSocketCloseInfo>()
     private let closeTimeout: Duration
+    private let receiveGrace: Duration
     private let logger: Logger
     private let state = Locked(State())
     private let pongHandler = Locked<(@Sendable () -> Void)?>(nil)
 
     init(
-        task: any WebSocketTask, negotiatedSubprotocol: String?, completed: OneShotSignal<WebSocketCloseInfo>,
-        closeTimeout: Duration, logger: Logger
+        task: any WebSocketTask, negotiatedSubprotocol: String?, closeTimeout: Duration,
+        receiveGrace: Duration = defaultReceiveGrace, logger: Logger
     ) {
         self.task = task
         self.negotiatedSubprotocol = negotiatedSubprotocol
-        self.completed = completed
         self.closeTimeout = closeTimeout
+        self.receiveGrace = receiveGrace
         self.logger = logger
     }
 
+    /// Whether the task's end was reported to the connection.
+    var taskHasEnded: Bool { state.withLock { $0.taskEnded } }
+
+    /// Records how the task ended (its `completion()`), and releases a pending receive the task may never answer.
+    func taskEnded(_ info: WebSocketCloseInfo) {
+        completed.fire(info)
+        let pending = state.withLock { state -> PendingReceive? in
+            state.taskEnded = true
+            return state.pending
+        }
+        pending?.taskEnded()
+    }
+
     func receive() async throws -> WebSocketMessage? {
-        guard state.withLock({ $0.end == nil }) else { return nil }
-        do {
-            let message = try await withTaskCancellationHandler {
-                try await task.receive()
-            } onCancel: {
-                drop()
-            }
-            // A message that arrives after a local close or abort is not delivered: reading has ended.
-            return state.withLock { $0.end == nil } ? message : nil
-        } catch {
-            state.withLock { state in
+        let pending = PendingReceive()
+        let alreadyEnded = state.withLock { state -> Bool? in
+            guard state.end == nil else { return nil }
+            state.pending = pending
+            state.last = pending
+            return state.taskEnded
+        }
+        guard let alreadyEnded else { return nil }
+        task.receive { result in pending.answer(result) }
+        // After the end the task may still hand over what it read before it, or nothing ever: only the grace waits.
+        if alreadyEnded { pending.taskEnded() }
+        let outcome = await withTaskCancellationHandler {
+            await pending.outcome(grace: receiveGrace)
+        } onCancel: {
+            drop()
+        }
+        return state.withLock { state -> WebSocketMessage? in
+            state.pending = nil
+            switch outcome {
+            case .received(.success(let message)):
+                // A message that arrives after a local close or abort is not delivered: reading has ended.
+                return state.end == nil ? message : nil
+            case .received(.failure(let error)):
                 if state.end == nil {
                     state.end = .remote
                     state.failure = describeWithoutRequest(error)
                 }
+                return nil
+            case .ended:
+                // The task ended and never answered: the end's own description (its completion) is the reason.
+                if state.end == nil { state.end = .remote }
+                return nil
+            case .dropped:
+                return nil
             }
-            return nil
         }
     }
 
@@ -92,7 +143,11 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
             return true
         }
         guard first else { return }
-        task.cancel(with: Int(code), reason: reason.isEmpty ? nil : Data(reason.utf8))
+        // A control frame carries at most 125 bytes (RFC 6455 §5.5): the code and 123 bytes of reason, cut at a
+        // character boundary, as the NIO connector cuts it.
+        var cut = reason
+        while cut.utf8.count > 123 { cut.removeLast() }
+        task.cancel(with: Int(code), reason: cut.isEmpty ? nil : Data(cut.utf8))
         if await waitForCompletion(timeout: closeTimeout) == nil { drop() }
     }
 
@@ -118,15 +173,16 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
         drop()
     }
 
-    /// Cancels the URLSession task (at most once): a pending `receive()` or `send(_:)` then ends, and the task reports
-    /// its end (`urlSession(_:task:didCompleteWithError:)`).
+    /// Cancels the URLSession task (at most once): a pending `receive()` returns at once, whether or not the task ever
+    /// answers it, a pending `send(_:)` ends, and the task reports its end (`urlSession(_:task:didCompleteWithError:)`).
     private func drop() {
-        let first = state.withLock { state -> Bool in
+        let (first, pending) = state.withLock { state -> (Bool, PendingReceive?) in
             if state.end == nil { state.end = .aborted }
             defer { state.dropped = true }
-            return !state.dropped
+            return (!state.dropped, state.pending)
         }
         if first { task.cancel() }
+        pending?.dropped()
     }
 
     /// Ends the connection when the scope's closure has returned (a close with 1000 unless it closed or was dropped, at
@@ -151,8 +207,9 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
         let aborting = WebSocketCloseInfo(code: nil, reason: "aborted", initiatedLocally: true)
         // Nothing is awaited from a dropped task; a peer's close that is already known still wins.
         let answered = dropped ? completed.value : await waitForCompletion(timeout: closeTimeout)
-        // No answer within the close timeout (or the caller was cancelled): drop the connection.
-        if answered == nil { drop() }
+        // No answer within the close timeout (or the caller was cancelled), or a receive the task never answered (a
+        // task's `cancel()` is all the seam promises will end it): drop the connection.
+        if answered == nil || state.withLock({ $0.last?.isAnswered == false }) { drop() }
         switch end {
         case .local(let info): return info
         case .aborted: return aborting
@@ -178,6 +235,55 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
             let first = await group.next() ?? nil
             group.cancelAll()
             return first
+        }
+    }
+}
+
+/// One receive asked of the task. Its outcome is the first of: the task's answer (the completion handler), the task's
+/// end, or a drop; after the end the task's answer is still awaited for a grace period. Each signal resumes its waiter
+/// once, outside any lock, however many of the three happen and from whichever thread.
+private final class PendingReceive: Sendable {
+    enum Outcome: Sendable {
+        case received(Result<WebSocketMessage, any Error>)
+        /// The task ended and did not answer within the grace period.
+        case ended
+        case dropped
+    }
+
+    private let first = OneShotSignal<Outcome>()
+    /// The task's answer or a drop, awaited once the end came first.
+    private let late = OneShotSignal<Outcome>()
+    private let answered = Locked(false)
+
+    /// Whether the task called the completion handler.
+    var isAnswered: Bool { answered.withLock { $0 } }
+
+    func answer(_ result: Result<WebSocketMessage, any Error>) {
+        answered.withLock { $0 = true }
+        late.fire(.received(result))
+        first.fire(.received(result))
+    }
+
+    func taskEnded() { first.fire(.ended) }
+
+    func dropped() {
+        late.fire(.dropped)
+        first.fire(.dropped)
+    }
+
+    /// The outcome; a cancelled caller gets `.dropped` (its cancellation handler drops the task).
+    func outcome(grace: Duration) async -> Outcome {
+        let outcome = await first.wait() ?? .dropped
+        guard case .ended = outcome else { return outcome }
+        return await withTaskGroup(of: Outcome?.self) { [late] group in
+            group.addTask { await late.wait() }
+            group.addTask {
+                try? await Task.sleep(for: grace)
+                return nil
+            }
+            let answer = await group.next() ?? nil
+            group.cancelAll()
+            return answer ?? .ended
         }
     }
 }

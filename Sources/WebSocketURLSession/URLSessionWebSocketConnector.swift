@@ -31,7 +31,9 @@ import FoundationNetworking
 /// ``WebSocketSeamError/isAuthenticationRejection`` holds.
 ///
 /// Ending: a task's `receive()` and `send(_:)` ignore Swift cancellation, so the connection drops the task when a
-/// caller of either is cancelled. ``WebSocketConnection/close(code:reason:)`` sends the close frame and waits at most
+/// caller of either is cancelled. A receive is asked through ``WebSocketTask/receive(completionHandler:)`` and also
+/// ends at the task's end, since CFNetwork does not complete a pending receive when the connection fails without a close
+/// frame (WebKit PR #28392); a message handed over just after the end is still taken for a quarter of a second. ``WebSocketConnection/close(code:reason:)`` sends the close frame and waits at most
 /// ``closeTimeout`` for the task to end before dropping it; when the scope's closure returns, a connection it neither
 /// closed nor aborted is closed the same way. ``WebSocketConnection/abort()`` drops the task at once and nothing is
 /// awaited. A caller cancelled while the upgrade is pending gets `CancellationError` at once, even from a task that
@@ -72,6 +74,8 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
     public var makeTask: (@Sendable (WebSocketRequest) -> any WebSocketTask)?
     /// Where connection events are logged. Header values and subprotocols are never logged: they carry credentials.
     public var logger: Logger
+    /// How long a receive waits for the task's answer after the task's end (tests lengthen it to rule out timing).
+    var receiveGraceAfterEnd = URLSessionWebSocketConnection.defaultReceiveGrace
 
     /// Creates a connector.
     ///
@@ -129,16 +133,18 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
             throw error
         }
 
+        let connection = URLSessionWebSocketConnection(
+            task: task, negotiatedSubprotocol: subprotocol, closeTimeout: closeTimeout, receiveGrace: receiveGraceAfterEnd,
+            logger: logger)
         // The task's end is awaited from a task of its own, so a scope's bounded wait never depends on the task
-        // honouring cancellation.
-        let completed = OneShotSignal<WebSocketCloseInfo>()
+        // honouring cancellation; the end also releases a receive CFNetwork never answers (WebKit PR #28392).
         let watcher = Task {
-            completed.fire(await task.completion())
+            let info = await task.completion()
+            // Cancelled: the scope is over, and `completion()` only said "no longer awaited".
+            if !Task.isCancelled { connection.taskEnded(info) }
         }
         defer { watcher.cancel() }
 
-        let connection = URLSessionWebSocketConnection(
-            task: task, negotiatedSubprotocol: subprotocol, completed: completed, closeTimeout: closeTimeout, logger: logger)
         let result: Result<Value, any Error>
         do { result = .success(try await body(connection)) } catch { result = .failure(error) }
         let close = await connection.end()

@@ -63,10 +63,18 @@ final class URLSessionWebSocketTaskAdapter: WebSocketTask, @unchecked Sendable {
     }
 
     func receive() async throws -> WebSocketMessage {
-        switch try await task.receive() {
-        case .string(let text): return .text(text)
-        case .data(let data): return .binary(data)
-        @unknown default: throw WebSocketSeamError.connectionFailed("unsupported WebSocket message kind")
+        try Self.message(try await task.receive()).get()
+    }
+
+    func receive(completionHandler: @escaping @Sendable (Result<WebSocketMessage, any Error>) -> Void) {
+        task.receive { result in completionHandler(result.flatMap(Self.message)) }
+    }
+
+    private static func message(_ message: URLSessionWebSocketTask.Message) -> Result<WebSocketMessage, any Error> {
+        switch message {
+        case .string(let text): return .success(.text(text))
+        case .data(let data): return .success(.binary(data))
+        @unknown default: return .failure(WebSocketSeamError.connectionFailed("unsupported WebSocket message kind"))
         }
     }
 
@@ -89,8 +97,8 @@ final class URLSessionWebSocketTaskAdapter: WebSocketTask, @unchecked Sendable {
 }
 
 /// The session delegate: reports the open (with the selected subprotocol) or the refusal of the upgrade, the
-/// server's close frame and the end of the task, as one-shot signals. Callbacks arrive on URLSession's delegate
-/// queue.
+/// server's close frame and the end of the task, as one-shot signals, and refuses redirects. Callbacks arrive on
+/// URLSession's delegate queue.
 final class URLSessionWebSocketDelegateBridge: NSObject, URLSessionWebSocketDelegate, Sendable {
     /// The upgrade's outcome: the selected subprotocol, or why the socket did not open.
     let opened = OneShotSignal<Result<String?, any Error>>()
@@ -113,6 +121,21 @@ final class URLSessionWebSocketDelegateBridge: NSObject, URLSessionWebSocketDele
     ) {
         let text = reason.flatMap { String(data: $0, encoding: .utf8) } ?? ""
         ended.fire(WebSocketCloseInfo(code: UInt16(clamping: closeCode.rawValue), reason: text))
+    }
+
+    /// Refuses every redirect of the upgrade: a WebSocket task calls the redirection delegate method before completing
+    /// the handshake (Apple's `URLSessionWebSocketTask` overview) and follows the redirect unless refused, and `nil`
+    /// refuses it (Apple's `urlSession(_:task:willPerformHTTPRedirection:newRequest:completionHandler:)`). Following
+    /// would send the offered subprotocols, AppSync's authorization among them, to a host nobody configured, and the
+    /// NIO connector refuses redirects too. The task then completes with the 3xx response: `upgradeRejected("HTTP 302 …")`.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

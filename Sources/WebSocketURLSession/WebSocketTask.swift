@@ -12,14 +12,15 @@ import FoundationNetworking
 /// `URLSessionWebSocketTask` the connector uses, so tests can play the server with a mock task (the pattern of
 /// Apollo iOS's `WebSocketTask` and `MockWebSocketTask`).
 ///
-/// The connector calls ``resume()`` once, then ``send(_:)`` and ``receive()`` while the connection is open, and ends
-/// it with ``cancel(with:reason:)`` (closing handshake) or ``cancel()`` (drop). It awaits ``completion()`` from a
-/// task of its own, and never for longer than its close timeout.
+/// The connector calls ``resume()`` once, then ``send(_:)`` and ``receive(completionHandler:)`` while the connection
+/// is open, and ends it with ``cancel(with:reason:)`` (closing handshake) or ``cancel()`` (drop). It awaits
+/// ``completion()`` from a task of its own, and never for longer than its close timeout.
 ///
 /// The connector assumes no more than `URLSessionWebSocketTask` promises: its async methods may ignore Swift
-/// cancellation (they bridge completion handlers), a close frame may never be answered, and only ``cancel()`` is sure
-/// to end a pending ``receive()`` or ``send(_:)``. Every wait the connector makes is bounded by a ``cancel()`` of its
-/// own.
+/// cancellation (they bridge completion handlers), a close frame may never be answered, only ``cancel()`` is sure to
+/// end a pending ``send(_:)``, and a receive may never be answered at all once the connection failed without a close
+/// frame (WebKit PR #28392). Every wait the connector makes is bounded by a ``cancel()`` of its own or by the task's
+/// end.
 public protocol WebSocketTask: Sendable {
     /// Starts the task and waits for the server's answer to the upgrade request.
     ///
@@ -34,14 +35,29 @@ public protocol WebSocketTask: Sendable {
 
     /// The next complete message. Throws once the peer closed, the connection broke, or the task was cancelled with
     /// ``cancel()`` (a pending call then throws). It may ignore Swift cancellation, as `URLSessionWebSocketTask` does.
+    /// The connector asks through ``receive(completionHandler:)``, whose default implementation calls this.
     func receive() async throws -> WebSocketMessage
+
+    /// Asks for the next complete message and reports it, or why none will come, to `completionHandler`, at most once.
+    /// `URLSessionWebSocketTask.receive(completionHandler:)` has this shape.
+    ///
+    /// The handler may never be called: when the connection fails without a close frame, CFNetwork reports the task's
+    /// end but does not complete a pending receive (WebKit PR #28392, rdar://110487778), and nothing documents that a
+    /// later ``cancel()`` completes it. So the connector never waits on the handler alone: the task's end
+    /// (``completion()``) and its own drops end the wait as well, and the handler may come after the wait was given up.
+    ///
+    /// The default implementation awaits ``receive()`` in a task of its own that lasts exactly as long as that call,
+    /// which ``cancel()`` ends (the contract above; the connector cancels a task whose receive is still unanswered
+    /// when its scope ends). A task with a completion-handler API should implement this instead.
+    func receive(completionHandler: @escaping @Sendable (Result<WebSocketMessage, any Error>) -> Void)
 
     /// Starts the closing handshake: sends a close frame with `closeCode` and `reason`. Nothing promises that a pending
     /// ``receive()`` ends before the peer answers, or that the peer ever does.
     func cancel(with closeCode: Int, reason: Data?)
 
     /// Drops the connection at once, without a closing handshake. A pending ``receive()`` or ``send(_:)`` throws
-    /// promptly, and ``completion()`` returns.
+    /// promptly, and ``completion()`` returns (except for a receive the task left unanswered at its end: see
+    /// ``receive(completionHandler:)``).
     func cancel()
 
     /// Sends a WebSocket ping; `pongReceiveHandler` is called once: with `nil` when the pong arrived, with an error
@@ -63,6 +79,15 @@ public protocol WebSocketTask: Sendable {
 }
 
 extension WebSocketTask {
+    /// Awaits ``receive()`` in a task of its own and reports the outcome (see
+    /// ``WebSocketTask/receive(completionHandler:)``).
+    public func receive(completionHandler: @escaping @Sendable (Result<WebSocketMessage, any Error>) -> Void) {
+        // Unstructured by necessity (a synchronous call cannot await); it ends with the receive, which cancel() ends.
+        Task {
+            do { completionHandler(.success(try await receive())) } catch { completionHandler(.failure(error)) }
+        }
+    }
+
     /// Reports at once that no pong will come (see ``WebSocketTask/sendPing(pongReceiveHandler:)``).
     public func sendPing(pongReceiveHandler: @escaping @Sendable ((any Error)?) -> Void) {
         pongReceiveHandler(WebSocketSeamError.unsupportedPlatform("this WebSocketTask does not send pings"))

@@ -12,7 +12,8 @@ import URLSessionTestSupport
 /// or a close — every way of ending a link finishes, on both transports, and releases the old link's task (it ended and
 /// no receive waits on it: with this server only a drop gets there). The bounds only catch a hang: before the fix,
 /// `disconnect()` and `shutdown()` waited for a frame that never came, and a sign-out or a switch returned while the old
-/// link's reader waited on for ever.
+/// link's reader waited on for ever. A connection that fails CFNetwork's way (its end reported, the reader's receive
+/// never answered: WebKit PR #28392) is replaced, and `disconnect()` still returns.
 @Suite("The Apple path: ending a link never waits for a silent server")
 struct ApplePathCancellationTests {
     private static let kinds: [RealtimeConfiguration.TransportKind] = [.appsync, .graphql]
@@ -82,6 +83,36 @@ struct ApplePathCancellationTests {
 
         try await withTestTimeout(Self.hang, "disconnect() to return") { await transport.disconnect() }
         #expect(task.isReleased)
+        var iterator = stream.makeAsyncIterator()
+        while let event = try await iterator.next() {
+            if case .payload = event { Issue.record("no payload was sent") }
+        }
+    }
+
+    @Test(
+        "a connection that fails without a close frame, CFNetwork's way (no receive answered), is replaced; disconnect() returns",
+        arguments: kinds)
+    func failureLikeCFNetwork(kind: RealtimeConfiguration.TransportKind) async throws {
+        let server = MockWebSocketTaskServer.silentAfterSubscribing()
+        let factory = TransportFactory(
+            configuration: Self.configuration(kind), auth: ScriptedAuthSession(.bearerToken("jwt")), connector: server.connector())
+        let transport = try factory.make(kind)
+        let request: SubscriptionRequest =
+            kind == .appsync
+            ? .channel("vortex-app/user/u-1/roleChanged")
+            : .graphQL(GraphQLOperation(query: "subscription { subscribeRoleChange { reason } }"))
+        let stream = await transport.subscribe(request)
+        let old = try await server.nextTask()
+        try await Self.subscribed(old)
+
+        old.serverFailsLikeCFNetwork("The network connection was lost.")
+        // The link ends although its reader's receive is never answered, and the supervisor opens a new one.
+        let new = try await server.nextTask(timeout: Self.hang)
+        try await Self.subscribed(new)
+        #expect(old.unansweredReceiveCount == 1)
+
+        try await withTestTimeout(Self.hang, "disconnect() to return") { await transport.disconnect() }
+        #expect(new.isReleased)
         var iterator = stream.makeAsyncIterator()
         while let event = try await iterator.next() {
             if case .payload = event { Issue.record("no payload was sent") }

@@ -25,6 +25,14 @@ import FoundationNetworking
 /// - **The selected subprotocol is reported only when the task advertised protocols** (Apple's
 ///   `urlSession(_:webSocketTask:didOpenWithProtocol:)`: `nil` "if the client did not advertise protocols when creating
 ///   the task").
+/// - **A connection that fails without a close frame never completes a pending receive**
+///   (``serverFailsLikeCFNetwork(_:)``): the task's end is reported (``completion()`` returns) but the receive's
+///   completion handler is not called, nor that of any later receive once the queued messages are read, and a
+///   ``cancel()`` afterwards calls none of them either (WebKit PR #28392, rdar://110487778: "If the TCP connection has
+///   an error but we have not received a close frame, then CFNetwork will call didCompleteWithError but won't call the
+///   completion block of receiveMessageWithCompletionHandler"; Apple documents no effect of `cancel()` on a task that
+///   has completed). Nothing orders a receive's completion after the end either: ``deliverAfterEnd(_:)`` calls one
+///   late (Apple documents no order between `receive(completionHandler:)`'s handler and `didCompleteWithError`).
 /// - **``completion()`` returns when the task awaiting it is cancelled**, as `URLSessionWebSocketTaskAdapter`'s does
 ///   (it waits for the delegate's callback on a cancellable signal, the seam's contract); otherwise only at the end,
 ///   which `reportsEnd: false` never reports.
@@ -86,7 +94,11 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
         var pings = 0
         var pendingPongs: [@Sendable ((any Error)?) -> Void] = []
         var inbound: [Inbound] = []
-        var receiver: CheckedContinuation<Inbound, Never>?
+        var receiver: (@Sendable (Inbound) -> Void)?
+        /// The connection failed CFNetwork's way: no receive is answered any more but from what is queued.
+        var failedLikeCFNetwork = false
+        /// Receives the task will never answer (after a CFNetwork-style failure), oldest first.
+        var unanswered: [@Sendable (Inbound) -> Void] = []
     }
 
     private let upgrade: Upgrade
@@ -107,8 +119,8 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
     /// - Parameters:
     ///   - upgrade: How the server answers the upgrade.
     ///   - answersClose: `false` makes a server that never answers the client's close frame.
-    ///   - reportsEnd: `false` makes a task whose ``completion()`` never returns even after ``cancel()``, only when its
-    ///     caller is cancelled (harsher than Apple's, to prove an abort awaits nothing and leaves no waiter behind).
+    ///   - reportsEnd: `false` makes a task whose ``completion()`` never returns even after ``cancel()`` or
+    ///     ``serverFailsLikeCFNetwork(_:)``, only when its caller is cancelled (harsher than Apple's, to prove an abort awaits nothing and leaves no waiter behind).
     ///   - answersPings: `false` makes a server whose pongs wait for ``answerPings(with:)`` (or the task's end).
     ///   - respond: The server's answers to what the client sends; `nil` answers nothing.
     public init(
@@ -139,8 +151,11 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
     /// How many pings the client sent.
     public var pingCount: Int { state.withLock { $0.pings } }
     /// Whether the task has ended (dropped, closed by the server, or its close answered) and no `receive()` waits on it
-    /// any more: nothing of the connection holds a task of the client's.
+    /// any more: nothing of the connection holds a task of the client's. Receives the task will never answer (after
+    /// ``serverFailsLikeCFNetwork(_:)``) are not counted: see ``unansweredReceiveCount``.
     public var isReleased: Bool { state.withLock { $0.ended && $0.receiver == nil } }
+    /// How many receives the task left unanswered for good (after ``serverFailsLikeCFNetwork(_:)``).
+    public var unansweredReceiveCount: Int { state.withLock { $0.unanswered.count } }
 
     /// Calls the handlers of the pings not answered yet, with `error` (`nil`: the pong arrived).
     public func answerPings(with error: (any Error)? = nil) {
@@ -163,6 +178,34 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
     public func serverFails(_ reason: String) {
         state.withLock { $0.failure = reason }
         finish(WebSocketCloseInfo(code: nil, reason: reason), reading: reason)
+    }
+
+    /// The transport breaks without a close frame, the way CFNetwork reports it: the end is reported (``completion()``
+    /// returns with `reason` and no code, pending pings fail) but a pending receive is never answered, nor any later one
+    /// once the queued messages are read, and a later ``cancel()`` answers none of them (WebKit PR #28392).
+    public func serverFailsLikeCFNetwork(_ reason: String) {
+        let pongs = state.withLock { state in
+            guard !state.ended else { return [@Sendable ((any Error)?) -> Void]() }
+            state.failure = reason
+            state.failedLikeCFNetwork = true
+            state.ended = true
+            if let receiver = state.receiver { state.unanswered.append(receiver) }
+            state.receiver = nil
+            defer { state.pendingPongs = [] }
+            return state.pendingPongs
+        }
+        for pong in pongs { pong(MockError(description: "the connection ended")) }
+        if reportsEnd { ended.fire(WebSocketCloseInfo(code: nil, reason: reason)) }
+    }
+
+    /// Calls the oldest receive left unanswered by ``serverFailsLikeCFNetwork(_:)`` with `message`, as CFNetwork may
+    /// when it read the message before the end: nothing documents that a receive's handler comes before the end.
+    /// Returns whether a receive was waiting.
+    @discardableResult
+    public func deliverAfterEnd(_ message: WebSocketMessage) -> Bool {
+        let receiver = state.withLock { state in state.unanswered.isEmpty ? nil : state.unanswered.removeFirst() }
+        receiver?(.message(message))
+        return receiver != nil
     }
 
     /// Waits until the connector resumed the task.
@@ -212,21 +255,33 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
         for reply in respond?(message) ?? [] { serverSends(reply) }
     }
 
+    /// The completion-handler receive bridged, as Apple's async `receive()` is: after ``serverFailsLikeCFNetwork(_:)``
+    /// it never returns.
     public func receive() async throws -> WebSocketMessage {
-        let next = await withCheckedContinuation { (continuation: CheckedContinuation<Inbound, Never>) in
-            let ready = state.withLock { state -> Inbound? in
-                if !state.inbound.isEmpty { return state.inbound.removeFirst() }
-                if state.ended { return .end(state.failure ?? "closed") }
-                if state.receiver != nil { return .end("concurrent receive") }
-                state.receiver = continuation
+        try await withCheckedThrowingContinuation { continuation in
+            receive { continuation.resume(with: $0) }
+        }
+    }
+
+    public func receive(completionHandler: @escaping @Sendable (Result<WebSocketMessage, any Error>) -> Void) {
+        let receiver: @Sendable (Inbound) -> Void = { next in
+            switch next {
+            case .message(let message): completionHandler(.success(message))
+            case .end(let reason): completionHandler(.failure(MockError(description: reason)))
+            }
+        }
+        let ready = state.withLock { state -> Inbound? in
+            if !state.inbound.isEmpty { return state.inbound.removeFirst() }
+            if state.failedLikeCFNetwork {
+                state.unanswered.append(receiver)
                 return nil
             }
-            if let ready { continuation.resume(returning: ready) } else { receiving.fire(()) }
+            if state.ended { return .end(state.failure ?? "closed") }
+            if state.receiver != nil { return .end("concurrent receive") }
+            state.receiver = receiver
+            return nil
         }
-        switch next {
-        case .message(let message): return message
-        case .end(let reason): throw MockError(description: reason)
-        }
+        if let ready { receiver(ready) } else { receiving.fire(()) }
     }
 
     public func sendPing(pongReceiveHandler: @escaping @Sendable ((any Error)?) -> Void) {
@@ -269,7 +324,7 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
     // MARK: Delivery
 
     private func deliver(_ item: Inbound) {
-        let receiver = state.withLock { state -> CheckedContinuation<Inbound, Never>? in
+        let receiver = state.withLock { state -> (@Sendable (Inbound) -> Void)? in
             if state.ended { return nil }
             if let receiver = state.receiver {
                 state.receiver = nil
@@ -278,7 +333,7 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
             state.inbound.append(item)
             return nil
         }
-        receiver?.resume(returning: item)
+        receiver?(item)
     }
 
     /// The task ends: reading ends after what is queued, pending pings fail, and ``completion()`` reports `info`

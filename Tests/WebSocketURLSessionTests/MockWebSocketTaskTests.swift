@@ -51,6 +51,33 @@ struct MockWebSocketTaskTests {
         #expect(await completion.value.code == nil)
     }
 
+    @Test(
+        "a failure without a close frame (CFNetwork's) reports the end but answers no pending or later receive, cancel() neither"
+    )
+    func failureLikeCFNetworkLeavesReceivesUnanswered() async throws {
+        let task = try await opened()
+        let answers = Locked<[String]>([])
+        let record: @Sendable (Result<WebSocketMessage, any Error>) -> Void = { result in
+            answers.withLock { $0.append((try? result.get()).map { "\($0)" } ?? "error") }
+        }
+        task.serverSends(.text("read before the end"))
+        task.receive(completionHandler: record)
+        task.receive(completionHandler: record)
+        await task.waitForReceiver()
+        task.serverFailsLikeCFNetwork("The network connection was lost.")
+        let end = try await Task { await task.completion() }.boundedValue()
+        #expect(end == WebSocketCloseInfo(code: nil, reason: "The network connection was lost."))
+        task.receive(completionHandler: record)
+        task.cancel()
+        #expect(answers.withLock { $0 } == ["\(WebSocketMessage.text("read before the end"))"])
+        #expect(task.unansweredReceiveCount == 2)
+        #expect(task.dropCount == 1)
+        // Nothing orders a late answer before the end: the test can play one.
+        #expect(task.deliverAfterEnd(.text("late")))
+        #expect(answers.withLock { $0 }.last == "\(WebSocketMessage.text("late"))")
+        #expect(task.unansweredReceiveCount == 1)
+    }
+
     @Test("each ping's handler is called exactly once: nil for a pong, an error when the task ends first")
     func pingHandlersExactlyOnce() async throws {
         let task = try await opened(answersPings: false)

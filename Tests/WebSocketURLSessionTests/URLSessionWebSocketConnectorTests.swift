@@ -164,6 +164,25 @@ struct URLSessionWebSocketConnectorTests {
         #expect(pongs.withLock { $0 } == 2, "a ping that failed is no pong")
     }
 
+    @Test("a task without a completion-handler receive (the protocol's default) still delivers its messages and its end")
+    func taskWithoutCompletionHandlerReceive() async throws {
+        let base = MockWebSocketTask(upgrade: .accept(subprotocol: nil))
+        let task = LegacyWebSocketTask(base)
+        base.serverSends(.text("one"))
+        base.serverSends(.text("two"))
+        base.serverCloses(code: 4400, reason: "bye")
+        let result = try await withTestTimeout(30, "the legacy task's messages") {
+            try await URLSessionWebSocketConnector(makeTask: { _ in task }).withConnection(WebSocketRequest(url: url)) {
+                connection in
+                var received: [WebSocketMessage] = []
+                while let message = try await connection.receive() { received.append(message) }
+                return received
+            }
+        }
+        #expect(result.value == [.text("one"), .text("two")])
+        #expect(result.close == WebSocketCloseInfo(code: 4400, reason: "bye", initiatedLocally: false))
+    }
+
     @Test("a task without ping support (the protocol's default) never reports a pong; after the end no ping is sent")
     func taskWithoutPings() async throws {
         let task = LegacyWebSocketTask(MockWebSocketTask(upgrade: .accept(subprotocol: nil)))
@@ -219,6 +238,68 @@ struct URLSessionWebSocketConnectorTests {
         #expect(!result.close.initiatedLocally)
     }
 
+    @Test("a receive pending when the connection fails without a close frame returns nil, though CFNetwork never answers it")
+    func failureLikeCFNetworkEndsThePendingReceive() async throws {
+        let task = MockWebSocketTask(upgrade: .accept(subprotocol: nil))
+        // A close timeout far beyond the hang guard: the end must not wait for the unanswered receive either.
+        let result = try await withTestTimeout(10, "the pending receive to end") {
+            try await connector(task, closeTimeout: .seconds(3600)).withConnection(WebSocketRequest(url: url)) { connection in
+                async let pending = connection.receive()
+                await task.waitForReceiver()
+                task.serverFailsLikeCFNetwork("The network connection was lost.")
+                let first = try await pending
+                let later = try await connection.receive()
+                return [first, later]
+            }
+        }
+        #expect(result.value == [nil, nil])
+        #expect(result.close == WebSocketCloseInfo(code: nil, reason: "The network connection was lost.", initiatedLocally: false))
+        #expect(task.unansweredReceiveCount == 1)
+        #expect(task.dropCount == 1, "the unanswered receive was dropped at the scope's end, the only end the seam promises")
+    }
+
+    @Test("a message CFNetwork hands to the pending receive right after reporting the end is still delivered")
+    func messageRightAfterTheEnd() async throws {
+        let task = MockWebSocketTask(upgrade: .accept(subprotocol: nil))
+        var patient = connector(task, closeTimeout: .seconds(3600))
+        // Long enough that no scheduling delay between seeing the end and the late message matters.
+        patient.receiveGraceAfterEnd = .seconds(2)
+        let result = try await withTestTimeout(30, "the receives after the end to return") { [patient] in
+            try await patient.withConnection(WebSocketRequest(url: url)) { connection in
+                async let pending = connection.receive()
+                await task.waitForReceiver()
+                task.serverFailsLikeCFNetwork("The network connection was lost.")
+                // The connection has seen the end before the message comes.
+                let seen = try #require(connection as? URLSessionWebSocketConnection)
+                try await waitUntil("the connection to see the task's end") { seen.taskHasEnded }
+                #expect(task.deliverAfterEnd(.text("last")))
+                let first = try await pending
+                let later = try await connection.receive()
+                return [first, later]
+            }
+        }
+        #expect(result.value == [.text("last"), nil])
+        #expect(result.close.code == nil)
+        #expect(!result.close.initiatedLocally)
+    }
+
+    @Test("an abort ends a receive the task never answers, even before the task's end is reported")
+    func abortEndsAnUnansweredReceive() async throws {
+        let task = MockWebSocketTask(upgrade: .accept(subprotocol: nil), answersClose: false, reportsEnd: false)
+        let result = try await withTestTimeout(10, "the aborted receive to end") {
+            try await connector(task, closeTimeout: .seconds(3600)).withConnection(WebSocketRequest(url: url)) { connection in
+                async let pending = connection.receive()
+                await task.waitForReceiver()
+                task.serverFailsLikeCFNetwork("The network connection was lost.")
+                connection.abort()
+                return try await pending
+            }
+        }
+        #expect(result.value == nil)
+        #expect(result.close == WebSocketCloseInfo(code: nil, reason: "aborted", initiatedLocally: true))
+        #expect(task.unansweredReceiveCount == 1)
+    }
+
     @Test("close sends the local code and reason; reading and sending end", arguments: [1000, 4000, 4499] as [UInt16])
     func localClose(code: UInt16) async throws {
         let task = MockWebSocketTask(upgrade: .accept(subprotocol: nil))
@@ -233,6 +314,19 @@ struct URLSessionWebSocketConnectorTests {
         #expect(task.clientCloses == [MockWebSocketTask.ClientClose(code: Int(code), reason: "bye")])
         #expect(result.close == WebSocketCloseInfo(code: code, reason: "bye", initiatedLocally: true))
         #expect(task.dropCount == 0)
+    }
+
+    @Test("a close reason longer than a close frame holds is cut to 123 bytes at a character boundary (RFC 6455 §5.5)")
+    func longCloseReasonCut() async throws {
+        let task = MockWebSocketTask(upgrade: .accept(subprotocol: nil))
+        // 120 two-byte characters: 240 bytes, and byte 123 falls inside a character.
+        let reason = String(repeating: "é", count: 120)
+        _ = try await connector(task).withConnection(WebSocketRequest(url: url)) { connection in
+            await connection.close(code: 4000, reason: reason)
+        }
+        let sent = try #require(task.clientCloses.first?.reason)
+        #expect(sent == String(repeating: "é", count: 61))
+        #expect(sent.utf8.count == 122)
     }
 
     @Test("a scope that neither closes nor aborts closes with 1000")
@@ -341,6 +435,30 @@ struct URLSessionWebSocketConnectorTests {
             Issue.record("a 101 that still failed must be a connection failure")
             return
         }
+    }
+
+    @Test("a redirected upgrade is refused (nil to the completion handler): it then fails with its 3xx status, not auth")
+    func redirectRefused() throws {
+        let bridge = URLSessionWebSocketDelegateBridge()
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.invalidateAndCancel() }
+        let task = session.dataTask(with: try #require(URL(string: "https://example.com/event/realtime")))
+        let elsewhere = try #require(URL(string: "wss://elsewhere.example/event/realtime"))
+        let response = try #require(
+            HTTPURLResponse(url: url, statusCode: 302, httpVersion: "HTTP/1.1", headerFields: ["Location": elsewhere.absoluteString]))
+        let answers = Locked<[URLRequest?]>([])
+        bridge.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: URLRequest(url: elsewhere)) { request in
+            answers.withLock { $0.append(request) }
+        }
+        #expect(answers.withLock { $0 } == [nil], "called once, refusing the redirect")
+        // The task then completes with the 3xx response: a refused upgrade that names the status.
+        let failure = URLSessionWebSocketDelegateBridge.upgradeFailure(status: 302, error: nil)
+        guard case .upgradeRejected(let detail) = failure else {
+            Issue.record("a refused redirect must be an upgrade rejection, got \(failure)")
+            return
+        }
+        #expect(detail.hasPrefix("HTTP 302 "))
+        #expect(!failure.isAuthenticationRejection)
     }
 
     @Test("a URLError reads as its description and its code, never its URL")
@@ -468,8 +586,8 @@ struct URLSessionWebSocketConnectorTests {
     }
 }
 
-/// A task written before pings joined the seam: everything but `sendPing` forwards to a mock; `sendPing` is the
-/// protocol's default.
+/// A task written before pings and the completion-handler receive joined the seam: everything else forwards to a
+/// mock; `sendPing` and `receive(completionHandler:)` are the protocol's defaults.
 final class LegacyWebSocketTask: WebSocketTask {
     private let base: MockWebSocketTask
 
