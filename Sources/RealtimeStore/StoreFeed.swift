@@ -328,7 +328,12 @@ final class StoreFeed: Sendable {
                     state.interruptedStreams[upstream.rawValue] = since
                     for kind in Self.kinds(of: upstream.rawValue) { jobs += handle(kind, .interrupted(since: since), &state) }
                 }
-            case .networkError, .streamFailed, .suspended:
+            case .streamFailed(let stream, _, _):
+                // No more events come for it until the app restarts it (`update`): what it holds goes stale now.
+                let since = state.interruptedStreams[stream] ?? now
+                state.interruptedStreams[stream] = since
+                for kind in Self.kinds(of: stream) { jobs += handle(kind, .interrupted(since: since), &state) }
+            case .networkError, .suspended:
                 break
             }
             return jobs

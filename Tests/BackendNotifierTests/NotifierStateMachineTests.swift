@@ -91,10 +91,11 @@ struct NotifierStateMachineTests {
         script.given(.observed(.role))
         #expect(script.on(.upstreamLive(Self.run(.role, 1))) == [.emit(.live(stream: "role", transport: "appsync"))])
         #expect(script.on(.upstreamLive(Self.run(.role, 99))) == [])
+        // Ended without an error (GraphQL's complete): the stream is as dead as a failed one, and says so.
         #expect(
             script.on(.upstreamEnded(Self.run(.role, 1), nil)) == [
                 .stopUpstream(Self.run(.role, 1)),
-                .log(Machine.LogEntry.info("upstream ended by the server", ["stream": "role"])),
+                .emit(.streamFailed(stream: "role", transport: "appsync", error: Machine.endedByServer)),
                 .publishState(.offline), .cancelTimer(.networkError),
             ])
         #expect(script.on(.upstreamEnded(Self.run(.role, 1), .disconnected)) == [])

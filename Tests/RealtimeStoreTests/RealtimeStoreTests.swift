@@ -231,6 +231,29 @@ struct RealtimeStoreTests {
         #expect(since <= expiredAt && since > expiredAt.addingTimeInterval(-2))
     }
 
+    @Test("a stream the server ended: its kinds go stale at once; restarted, the first live backfills from the end")
+    @MainActor
+    func streamEndedByTheServer() async throws {
+        let harness = StoreHarness()
+        let script = BackfillScript()
+        harness.store.backfill(.devicePresence, script.fetch)
+        let run = Task { await harness.store.run() }
+        defer { run.cancel() }
+        let first = try await harness.deviceUpstream()
+        first.send(.live)
+        try await harness.flush(until: "the initial load") { !$0.isStale(.devicePresence) }
+        let loads = script.calls.count
+        first.finish()  // ended without an error (GraphQL's complete)
+        try await harness.flush(until: "stale after the end") { $0.isStale(.devicePresence) }
+        #expect(script.calls.count == loads)
+        await harness.notifier.update(userId: "u-1", organizationId: "o-1")  // the app restarts what stopped
+        let second = try await harness.transport.waitForSubscription(
+            after: first.index, where: { $0 == .channel("vortex-app/user/u-1/device/*") })
+        second.send(.live)
+        try await harness.flush(until: "healed after the restart") { !$0.isStale(.devicePresence) }
+        #expect(script.calls.count == loads + 1)
+    }
+
     @Test("a switch that reports a window backfills every kind from the window's start")
     @MainActor
     func switchWithWindow() async throws {

@@ -20,7 +20,9 @@ public enum NotifierConnectionEvent: Sendable, Equatable {
     /// The connection could not be kept: the reconnect policy gave up, or the notifier has been offline for longer than
     /// ``NotifierConfiguration/networkErrorAfter``. Reported once per offline episode.
     case networkError(String)
-    /// An upstream subscription failed for good (the stream keeps its observers; the app decides what to do).
+    /// An upstream subscription failed for good, or ended without an error (GraphQL's `complete`: `error` is then
+    /// `serverError` with type `SubscriptionEnded`). No more events come for `stream`; it keeps its observers, and
+    /// `update(userId:organizationId:)` with the same identity restarts it.
     case streamFailed(stream: String, transport: String, error: RealtimeError)
     /// Events of `stream` were lost while its upstream stayed live (a buffer overflowed, the server reported a
     /// delivery error, or an event could not be read): events inside `loss.window` may have been missed.

@@ -163,6 +163,9 @@ struct NotifierStateMachine: Sendable {
         return true
     }
 
+    /// What a stream reports when its subscription ended without an error.
+    static let endedByServer = RealtimeError.serverError(errorType: "SubscriptionEnded", message: "the subscription ended")
+
     private mutating func upstreamEnded(_ id: RunID, error: RealtimeError?, now: Date) {
         if case .switching(let change) = operation, change.isPrepared(id) { return abandonSwitch(error ?? .disconnected) }
         guard let run = runs[id.upstream], run.id == id else { return }
@@ -170,10 +173,9 @@ struct NotifierStateMachine: Sendable {
         act(.stopUpstream(id))
         markOldBroken()
         defer { refreshState(now: now) }
-        guard let error else {
-            log(.info, "upstream ended by the server", ["stream": id.upstream.rawValue])
-            return
-        }
+        // Ended without an error (GraphQL's `complete`, or a transport disconnected under the notifier): no more events
+        // come, so the app hears of it as of any stream that stopped for good, rather than reading an empty stream.
+        let error = error ?? Self.endedByServer
         switch error {
         case .sessionExpired, .signedOut:
             // One report per episode, however many upstreams end; the rest stop too until the app calls update.
