@@ -24,6 +24,8 @@ final class SwitchOverlap: Sendable {
         case deduplicating
         /// Over: the new run delivers everything.
         case ended
+        /// Given up before the cut-over: the old run goes on delivering, the new one is stopped.
+        case abandoned
     }
 
     private struct State {
@@ -57,9 +59,13 @@ final class SwitchOverlap: Sendable {
     /// An event of the old run: delivered (and its identity recorded) until the cut-over, dropped afterwards.
     func fromOld(_ event: SubscriptionEvent, into batch: DeliveryBatch? = nil) {
         state.withLock { state in
-            guard case .overlapping = state.stage else { return }
+            // An event the old run read just before a given-up switch reopened its delivery is still its own to deliver.
+            guard state.stage == .overlapping || state.stage == .abandoned else { return }
             switch event {
             case .payload(let payload):
+                guard state.stage == .overlapping else {
+                    return router.route(payload, from: upstream, dialect: old.dialect, into: batch)
+                }
                 let identities = identify(payload, side: old, encoder: state.encoder)
                 router.route(payload, from: upstream, dialect: old.dialect, into: batch)
                 state.ledger.record(identities)
@@ -88,6 +94,9 @@ final class SwitchOverlap: Sendable {
             case .ended:
                 deliverNew(event, &state, batch)
                 return false
+            case .abandoned:
+                // The new run is being stopped; the old one delivers: one read just before its stop would be a copy.
+                return true
             }
         }
     }
@@ -110,10 +119,10 @@ final class SwitchOverlap: Sendable {
         }
     }
 
-    /// The overlap is over: nothing more is held, recorded or compared.
+    /// The overlap is over (given up, if it never cut over): nothing more is held, recorded or compared.
     func end() {
         state.withLock { state in
-            state.stage = .ended
+            state.stage = state.stage == .overlapping ? .abandoned : .ended
             state.ledger = DeliveredLedger(limit: 0)
             state.held = []
         }
