@@ -35,6 +35,9 @@ public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
         var requests: [WebSocketRequest] = []
         var pingAnswering = PingAnswering.automatically
         var linkExecutor: (any LinkExecutor)?
+        /// Set by ``holdScopeEnds()``: scopes wait on it once the client's body returned.
+        var scopeEndHold: OneShotSignal<Void>?
+        var heldScopeEnds = 0
     }
 
     private let state = Locked(State())
@@ -80,8 +83,34 @@ public final class ScriptedWebSocketServer: WebSocketConnector, Sendable {
         }
         let connection = try outcome.get()
         let value = try await body(connection)
+        if let hold = state.withLock({ state -> OneShotSignal<Void>? in
+            if state.scopeEndHold != nil { state.heldScopeEnds += 1 }
+            return state.scopeEndHold
+        }) {
+            // Deaf to cancellation, as a slow closing handshake is: the wait runs in a task the caller's cancellation
+            // does not reach.
+            _ = await Task { await hold.wait() }.value
+        }
         return WebSocketScopeResult(value: value, close: connection.scopeEnded())
     }
+
+    /// From now on, a connection's scope does not end (the connector does not return) until ``releaseScopeEnds()``,
+    /// however the client ended it: a connection slow to close, as one whose peer takes its time over the closing
+    /// handshake, seen from the transport.
+    public func holdScopeEnds() {
+        state.withLock { $0.scopeEndHold = OneShotSignal() }
+    }
+
+    /// Ends every held scope, and holds no more.
+    public func releaseScopeEnds() {
+        state.withLock { state in
+            defer { state.scopeEndHold = nil }
+            return state.scopeEndHold
+        }?.fire()
+    }
+
+    /// How many scopes reached the hold of ``holdScopeEnds()``.
+    public var heldScopeEnds: Int { state.withLock { $0.heldScopeEnds } }
 
     /// The next accepted connection not yet handed to the test, waiting for it if needed.
     public func nextConnection(timeout: Double = scriptedWait) async throws -> ScriptedConnection {

@@ -232,6 +232,27 @@ struct GraphQLTransportTests {
         #expect(auth.credentialRequests == [false, true, true])
     }
 
+    @Test("a disconnect waiting for its link does not overwrite the state of a run a subscribe started meanwhile")
+    func disconnectRacingANewRun() async throws {
+        let harness = try GraphQLHarness()
+        _ = try await harness.live()
+        harness.server.holdScopeEnds()
+        let disconnecting = Task { await harness.transport.disconnect() }
+        try await withTestTimeout(scriptedWait, "the old link's end held") {
+            while harness.server.heldScopeEnds < 1 { try await TestTime.pollPause() }
+        }
+        let probe = await harness.subscribe()
+        let second = try await harness.acceptConnection()
+        _ = try await GraphQLHarness.expectSubscribe(on: second)
+        try await harness.passConfirmationWindow()
+        #expect(try await probe.next() == .live)
+        harness.server.releaseScopeEnds()
+        await disconnecting.value
+        var states = await harness.transport.connectionStates().makeAsyncIterator()
+        #expect(await states.next() == .connected)
+        await harness.transport.disconnect()
+    }
+
     @Test("a 4403 right after each acknowledgement ends in sessionExpired, not a reconnect at once for ever")
     func forbiddenAfterEachAcknowledgement() async throws {
         let auth = ScriptedAuthSession(.bearerToken("jwt-1"), .bearerToken("jwt-2"))

@@ -149,8 +149,12 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
             run.task.cancel()
             await run.task.value
         }
-        lastFailure.withLock { $0 = nil }
-        states.update(.disconnected(.requested))
+        // A run started while this one ended (a subscribe meanwhile) owns the state now: it is not overwritten.
+        current.withLock { run in
+            guard run == nil else { return }
+            lastFailure.withLock { $0 = nil }
+            states.update(.disconnected(.requested))
+        }
     }
 
     /// Asks the supervisor to probe every open link now (and to reconnect at once if it waits to).
