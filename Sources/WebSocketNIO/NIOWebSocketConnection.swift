@@ -44,20 +44,22 @@ final class NIOWebSocketConnection: WebSocketConnection {
             case .text(let text): (.text, ByteBuffer(string: text))
             case .binary(let bytes): (.binary, ByteBuffer(bytes: bytes))
             }
-        do {
-            // Messages above the frame size go out as a first frame and continuation frames.
-            var remaining = data
-            var first = true
-            repeat {
-                let slice = remaining.readSlice(length: min(maxFrameSize, remaining.readableBytes)) ?? ByteBuffer()
-                let frame = WebSocketFrame(
-                    fin: remaining.readableBytes == 0, opcode: first ? opcode : .continuation, maskKey: .random(), data: slice)
-                first = false
-                try await channel.writeAndFlush(frame).get()
-            } while remaining.readableBytes > 0
-        } catch {
-            throw WebSocketSeamError.notConnected
-        }
+        // Messages above the frame size go out as a first frame and continuation frames.
+        var remaining = data
+        var first = true
+        repeat {
+            let slice = remaining.readSlice(length: min(maxFrameSize, remaining.readableBytes)) ?? ByteBuffer()
+            let frame = WebSocketFrame(
+                fin: remaining.readableBytes == 0, opcode: first ? opcode : .continuation, maskKey: .random(), data: slice)
+            first = false
+            // A write into a full send buffer (a peer that stopped reading) waits as long as the peer, and NIO's future
+            // ignores cancellation: wait for it in a way cancellation ends at once. The write stays queued until the
+            // scope's end closes the channel, which fails it.
+            let written = OneShotSignal<Result<Void, any Error>>()
+            channel.writeAndFlush(frame).whenComplete { written.fire($0) }
+            guard let result = await written.wait() else { throw CancellationError() }
+            guard case .success = result else { throw WebSocketSeamError.notConnected }
+        } while remaining.readableBytes > 0
     }
 
     func close(code: UInt16, reason: String) async {

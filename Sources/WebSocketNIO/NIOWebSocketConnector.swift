@@ -213,7 +213,9 @@ public struct NIOWebSocketConnector: WebSocketConnector {
     private func finish(_ channel: any Channel, _ connection: NIOWebSocketConnection, _ closeState: Locked<WebSocketCloseState>) async {
         if closeState.withLock({ !$0.closeSent && !$0.aborted }) { await connection.close(code: 1000, reason: "") }
         // Dropped from in front of TLS: NIOSSL would otherwise hold a silent peer's socket for its own shutdown timeout.
-        let timeout = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(closeTimeout.timeInterval * 1_000_000_000))) {
+        // NIO's conversion clamps (a timeout past `Int64.max` nanoseconds, 292 years, waits that long), where an `Int64`
+        // of the nanoseconds would trap.
+        let timeout = channel.eventLoop.scheduleTask(in: TimeAmount(max(closeTimeout, .zero))) {
             SocketDropHandler.drop(channel)
         }
         try? await channel.closeFuture.get()

@@ -52,10 +52,13 @@ final class TimerFDLinkTimer: LinkTimer {
             return nil
         }
         let timer = TimerFDLinkTimer(descriptor: descriptor, eventLoop: eventLoop)
+        // Whether NIO made a channel of the copy: from then on a failure closes the channel, and the copy with it.
+        let handedOver = Locked(false)
         do {
             let channel = try await NIOPipeBootstrap(group: eventLoop)
                 .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
+                    handedOver.withLock { $0 = true }
+                    return channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(ExpiryHandler(timer: timer))
                     }
                 }
@@ -63,7 +66,10 @@ final class TimerFDLinkTimer: LinkTimer {
                 .get()
             timer.state.withLock { $0.channel = channel }
         } catch {
-            _ = Self.closeDescriptor(readCopy)  // a failed bootstrap leaves the descriptor with us
+            // NIO gives the copy back only when it failed before making a channel of it (the descriptor check, the
+            // channel's creation). A failure after that (this initializer, the registration) closes the channel and the
+            // copy: closing it again could close a descriptor another thread has just been given the number of.
+            if !handedOver.withLock({ $0 }) { _ = Self.closeDescriptor(readCopy) }
             timer.close()
             return nil
         }

@@ -167,4 +167,65 @@ struct JWTTokenCacheTests {
         #expect(first != second)
         #expect(source.requests == [false, true])
     }
+
+    @Test("a caller waiting for a fetch that hangs ends with CancellationError as soon as it is cancelled")
+    func cancelledWaiterStopsWaiting() async throws {
+        let source = TokenSource(ttl: 3600)
+        let gate = OneShotSignal<Void>()
+        let entered = Locked(0)
+        let cache = JWTTokenCache(wallClock: source.clock) { forceRefresh in
+            entered.withLock { $0 += 1 }
+            _ = await gate.wait()  // hangs until the end of the test
+            return source.fetch(forceRefresh)
+        }
+        defer { gate.fire() }
+        let fetching = Task { try await cache.token() }
+        try await withTestTimeout(5, "the fetch to start") {
+            while entered.withLock({ $0 }) == 0 { try await TestTime.pollPause() }
+        }
+        let waiter = Task { try await cache.token() }
+        try await withTestTimeout(5, "the second caller to wait") {
+            while await cache.waiterCount == 0 { try await TestTime.pollPause() }
+        }
+        waiter.cancel()
+        let outcome = try await withTestTimeout(5, "the cancelled caller to end") { await waiter.result }
+        #expect(throws: CancellationError.self) { try outcome.get() }
+        #expect(await cache.waiterCount == 0, "the cancelled caller no longer waits")
+        gate.fire()
+        _ = try await fetching.boundedValue()
+        #expect(source.requests == [false])
+    }
+
+    @Test("invalidate() disowns a fetch under way: its token is not cached, and later callers fetch again")
+    func invalidateDisownsTheFetchUnderWay() async throws {
+        let source = TokenSource(ttl: 3600)
+        let gate = OneShotSignal<Void>()
+        let entered = Locked(0)
+        let cache = JWTTokenCache(wallClock: source.clock) { forceRefresh in
+            let call = entered.withLock { entered in
+                entered += 1
+                return entered
+            }
+            if call == 1 { _ = await gate.wait() }  // the first user's fetch, held across the sign-out
+            return source.fetch(forceRefresh)
+        }
+        defer { gate.fire() }
+        let previousUser = Task { try await cache.token() }
+        try await withTestTimeout(5, "the first fetch to start") {
+            while entered.withLock({ $0 }) == 0 { try await TestTime.pollPause() }
+        }
+        let joined = Task { try await cache.token() }
+        try await withTestTimeout(5, "a caller to join the first fetch") {
+            while await cache.waiterCount == 0 { try await TestTime.pollPause() }
+        }
+        await cache.invalidate()
+        // A caller after the sign-out does not join the first user's fetch: it fetches for itself.
+        let nextUser = try await Task { try await cache.token() }.boundedValue(5)
+        gate.fire()
+        let previous = try await previousUser.boundedValue()
+        #expect(nextUser != previous)
+        #expect(try await joined.boundedValue() != previous, "a caller waiting at the sign-out does not get its token")
+        #expect(try await cache.token() != previous, "the first fetch's token was not cached")
+        #expect(source.requests.count >= 2)
+    }
 }

@@ -19,14 +19,21 @@ import Foundation
 /// decide validity: the server does. A failed fetch is rethrown and clears the cache.
 ///
 /// Callers that arrive while a fetch is under way wait for it and share its token, so a burst of subscribes costs
-/// one fetch. Tokens never reach a log line or a description.
+/// one fetch; a waiting caller that is cancelled stops waiting at once, whatever the fetch does. ``invalidate()``
+/// also disowns a fetch under way: its token is neither cached nor shared, and later callers fetch anew. Tokens never
+/// reach a log line or a description.
 public actor JWTTokenCache {
     /// How long before its `exp` a cached token is replaced.
     public nonisolated let refreshMargin: Duration
     private let wallClock: WallClock
     private let fetch: @Sendable (_ forceRefresh: Bool) async throws -> String
     private var cached: (token: String, refreshAt: Date)?
-    private var inFlight: (forced: Bool, waiters: [CheckedContinuation<String, any Error>])?
+    /// The fetch under way that callers may join; `nil` also once ``invalidate()`` disowned it.
+    private var inFlight: (forced: Bool, done: OneShotSignal<Result<String, any Error>>)?
+    /// Bumped by ``invalidate()``: a fetch started in an earlier generation caches nothing.
+    private var generation = 0
+    /// The callers waiting for a fetch (for tests).
+    private var waiting = 0
 
     /// Creates a cache.
     /// - Parameters:
@@ -52,15 +59,20 @@ public actor JWTTokenCache {
             if !forceRefresh, let cached, wallClock.now() < cached.refreshAt { return cached.token }
             if let flight = inFlight {
                 // Share the fetch under way, unless this call needs a forced refresh and that fetch is not one: then
-                // wait for it to end and fetch again.
+                // wait for it to end and fetch again. The wait ends at once if this caller is cancelled, so a fetch
+                // that hangs holds only its own caller.
                 let shared = flight.forced || !forceRefresh
-                do {
-                    let token = try await withCheckedThrowingContinuation { inFlight?.waiters.append($0) }
+                waiting += 1
+                let outcome = await flight.done.wait()
+                waiting -= 1
+                guard let outcome else { throw CancellationError() }
+                switch outcome {
+                case .success(let token):
                     if shared { return token }
-                } catch {
-                    // A fetch that failed because its caller was cancelled, not this one, is tried again.
+                case .failure(let error):
+                    // Disowned by `invalidate()`, or failed because its caller was cancelled, not this one: fetch again.
                     let othersCancellation = error is CancellationError && !Task.isCancelled
-                    if shared && !othersCancellation { throw error }
+                    if shared && !othersCancellation && !(error is Invalidated) { throw error }
                 }
                 continue
             }
@@ -69,29 +81,43 @@ public actor JWTTokenCache {
     }
 
     private func fetchNow(forceRefresh: Bool) async throws -> String {
-        inFlight = (forceRefresh, [])
+        let started = generation
+        let done = OneShotSignal<Result<String, any Error>>()
+        inFlight = (forceRefresh, done)
         let result: Result<String, any Error>
         do {
             result = .success(try await fetch(forceRefresh))
         } catch {
             result = .failure(error)
         }
-        cached = nil
-        if case .success(let token) = result, let expiry = Self.expiry(ofJWT: token) {
-            let refreshAt = expiry.addingTimeInterval(-refreshMargin.timeInterval)
-            if wallClock.now() < refreshAt { cached = (token, refreshAt) }
+        // After `invalidate()` this fetch is no longer the cache's: `inFlight` may be a newer fetch, and the token may
+        // be the previous user's. Only this call's own caller gets it.
+        if generation == started {
+            cached = nil
+            if case .success(let token) = result, let expiry = Self.expiry(ofJWT: token) {
+                let refreshAt = expiry.addingTimeInterval(-refreshMargin.timeInterval)
+                if wallClock.now() < refreshAt { cached = (token, refreshAt) }
+            }
+            inFlight = nil
         }
-        let waiters = inFlight?.waiters ?? []
-        inFlight = nil
-        for waiter in waiters { waiter.resume(with: result) }
+        done.fire(result)
         return try result.get()
     }
 
-    /// How many callers wait for the fetch under way (for tests).
-    var waiterCount: Int { inFlight?.waiters.count ?? 0 }
+    /// How many callers wait for a fetch under way (for tests).
+    var waiterCount: Int { waiting }
 
-    /// Forgets the cached token (for example at sign-out), so the next call fetches.
-    public func invalidate() { cached = nil }
+    /// Forgets the cached token (for example at sign-out), so the next call fetches. A fetch under way is disowned: its
+    /// token is not cached, callers waiting for it fetch again, and later callers do not join it.
+    public func invalidate() {
+        generation += 1
+        cached = nil
+        inFlight?.done.fire(.failure(Invalidated()))
+        inFlight = nil
+    }
+
+    /// What the waiters of a fetch disowned by ``invalidate()`` are told: fetch again.
+    private struct Invalidated: Error {}
 
     /// The `exp` claim of a JWT (`header.payload.signature`, each part base64url-encoded, padding optional; a
     /// leading `Bearer ` is ignored): the payload's `exp` as seconds since 1970 (integer or fraction). `nil` when the

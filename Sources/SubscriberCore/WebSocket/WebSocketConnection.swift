@@ -22,7 +22,9 @@ public protocol WebSocketConnection: Sendable {
     /// The default implementation returns one message per call; connectors that read in batches override it.
     func receiveBatch() async throws -> [WebSocketMessage]?
 
-    /// Sends a message. Throws ``WebSocketSeamError/notConnected`` once the connection is closing or has ended.
+    /// Sends a message. Throws ``WebSocketSeamError/notConnected`` once the connection is closing or has ended, and
+    /// `CancellationError` when the calling task is cancelled before the message was written (a peer that stopped
+    /// reading must not hold a link's end).
     func send(_ message: WebSocketMessage) async throws
 
     /// Sends a close frame with `code` and `reason`. The handshake completes when the scope's closure returns,
