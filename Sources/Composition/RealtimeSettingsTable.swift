@@ -38,7 +38,7 @@ package enum RealtimeSettingsTable {
         ),
         .seconds(
             "ackTimeoutSeconds", \.ackTimeoutSeconds, environment: "VORTEX_REALTIME_ACK_TIMEOUT",
-            doc: "Wait for `connection_ack` (also bounds the WebSocket upgrade)."),
+            doc: "Wait for `connection_ack` (also bounds the WebSocket upgrade and each attempt's credentials fetch)."),
         .optionalSeconds(
             "maxConnectionDurationSeconds", \.maxConnectionDurationSeconds, environment: "VORTEX_REALTIME_MAX_CONNECTION_DURATION",
             bounds: RealtimeSetting.Bounds(lower: 60, includesLower: true, upper: 86_400), never: "never rotate",

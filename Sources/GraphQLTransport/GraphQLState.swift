@@ -196,7 +196,8 @@ final class GraphQLState: TransportSession {
         case .peerClosed:
             GraphQLCloseCode.ending(for: report.close ?? WebSocketCloseInfo(code: nil), hasSubscriptions: hasSubscriptions)
         case .openFailed(let detail, authRejected: true), .authRejected(let detail): .authRejected(detail)
-        case .openFailed, .ackTimeout, .keepAliveTimeout, .pongTimeout, .protocolViolation, .serverError: .retryable
+        case .openFailed, .ackTimeout, .keepAliveTimeout, .pongTimeout, .protocolViolation, .serverError, .credentialsTimeout:
+            .retryable
         }
     }
 }

@@ -97,6 +97,9 @@ public final class GraphQLTransport: RealtimeTransport {
     /// connected): the link's end and its close, as the transport's log line "connection ended" gives them.
     public var lastConnectionFailure: String? { engine.lastConnectionFailure }
 
+    /// When the latest acknowledged connection was lost (its last frame received); `nil` while connected.
+    public var connectionLostAt: Date? { engine.connectionLostAt }
+
     // MARK: The engine
 
     private func running() -> GraphQLState {

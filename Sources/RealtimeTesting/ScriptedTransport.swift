@@ -37,6 +37,7 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
         var verifications = 0
         var published: [PublishRequest] = []
         var lastFailure: String?
+        var lostAt: Date?
     }
 
     /// The transport's name.
@@ -98,19 +99,26 @@ public final class ScriptedTransport: RealtimeTransport, Sendable {
         state.withLock { $0.verifications += 1 }
     }
 
-    /// A stream of states the test sets with ``setState(_:failure:)``.
+    /// A stream of states the test sets with ``setState(_:failure:lostAt:)``.
     public func connectionStates() async -> AsyncStream<ConnectionState> { states.makeStream() }
 
-    /// Sets the reported connection state; with `failure`, first sets ``lastConnectionFailure`` (as a real transport
-    /// records why it lost the connection before it reports `reconnecting`); `connected` forgets it.
-    public func setState(_ newState: ConnectionState, failure: String? = nil) {
-        if let failure { state.withLock { $0.lastFailure = failure } }
-        if newState == .connected { state.withLock { $0.lastFailure = nil } }
+    /// Sets the reported connection state; with `failure` and `lostAt`, first sets ``lastConnectionFailure`` and
+    /// ``connectionLostAt`` (as a real transport records why and when it lost the connection before it reports
+    /// `reconnecting`); `connected` forgets both.
+    public func setState(_ newState: ConnectionState, failure: String? = nil, lostAt: Date? = nil) {
+        state.withLock { state in
+            if let failure { state.lastFailure = failure }
+            if let lostAt { state.lostAt = lostAt }
+            if newState == .connected { (state.lastFailure, state.lostAt) = (nil, nil) }
+        }
         states.update(newState)
     }
 
-    /// The failure the test gave with ``setState(_:failure:)`` since the last `connected`.
+    /// The failure the test gave with ``setState(_:failure:lostAt:)`` since the last `connected`.
     public var lastConnectionFailure: String? { state.withLock { $0.lastFailure } }
+
+    /// The outage start the test gave with ``setState(_:failure:lostAt:)`` since the last `connected`.
+    public var connectionLostAt: Date? { state.withLock { $0.lostAt } }
 
     /// Every subscription opened so far.
     public var subscriptions: [Subscription] { state.withLock { $0.subscriptions } }

@@ -81,6 +81,7 @@ struct AppSyncReliabilityTests {
         first.closeFromServer(code: 1000, reason: "")
         try await states.waitFor(.reconnecting(attempt: 1, delay: .seconds(10)))
         #expect(harness.transport.lastConnectionFailure == "closed by the server, close 1000 (remote)")
+        let lostAt = try #require(harness.transport.connectionLostAt, "the outage's start, while reconnecting")
         try await harness.clock.waitForSleeper(sleeping: .seconds(10))
         harness.clock.advance(by: .seconds(10))
         let second = try await harness.acceptConnection()
@@ -96,11 +97,13 @@ struct AppSyncReliabilityTests {
         }
         // 10 s of backoff, plus the 2 s safety margin before the last frame.
         #expect(gap.duration == 12)
+        #expect(gap.start == lostAt.addingTimeInterval(-2), "the transport's gap and its outage start agree")
         second.emit(AppSyncHarness.dataFrame(id: id, event: #"{"after":true}"#))
         #expect(try await probe.next() == .payload(RealtimePayload(json: Data(#"{"after":true}"#.utf8))))
         try await states.waitFor(.connected)
         #expect(states.recorded.first == .idle)
         #expect(harness.transport.lastConnectionFailure == nil, "connected again")
+        #expect(harness.transport.connectionLostAt == nil, "connected again")
         await harness.transport.disconnect()
     }
 

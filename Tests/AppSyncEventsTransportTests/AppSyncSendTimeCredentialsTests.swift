@@ -293,6 +293,30 @@ struct AppSyncSendTimeCredentialsTests {
         await harness.transport.disconnect()
     }
 
+    @Test("a session that does not answer for a subscribe within the ack timeout: the link is replaced, and the subscribe goes out on the next")
+    func hungSendTimeCredentialsReplaceTheLink() async throws {
+        let harness = try AppSyncHarness()
+        let states = await StateRecorder(harness.transport)
+        let (_, first, id) = try await live(harness)
+        harness.auth.holdCredentials()  // ignores cancellation, as a hung identity provider would
+        let waiting = await harness.subscribe("default/b")
+        try await harness.auth.waitForHeldCalls(1)
+        try await harness.clock.waitForSleeper(sleeping: .seconds(15))
+        harness.clock.advance(by: .seconds(15))
+        try await states.waitFor(.reconnecting(attempt: 1, delay: .seconds(10)))
+        #expect(first.clientClose?.code == 1000)
+        #expect(harness.transport.lastConnectionFailure?.hasPrefix("the AuthSession gave no credentials within 15.0 seconds") == true)
+        harness.auth.releaseCredentials()
+        try await harness.clock.waitForSleeper(sleeping: .seconds(10))
+        harness.clock.advance(by: .seconds(10))
+        let second = try await harness.acceptConnection()
+        #expect(try await AppSyncHarness.expectSubscribe(on: second, channel: "default/a") == id)
+        let waitingID = try await AppSyncHarness.expectSubscribe(on: second, channel: "default/b")
+        second.emit(#"{"type":"subscribe_success","id":"\#(waitingID)"}"#)
+        #expect(try await waiting.next() == .live)
+        await harness.transport.disconnect()
+    }
+
     @Test("disconnect while a credentials call hangs (ignoring cancellation) returns at once")
     func disconnectDuringHungFetch() async throws {
         let harness = try AppSyncHarness()

@@ -151,4 +151,21 @@ struct NotifierSwitchTests {
         try await withTestTimeout(5, "transportSwitched") { while live.switches.isEmpty { try await TestTime.pollPause() } }
         #expect(live.switches.first?.gap.duration == 2)
     }
+
+    @Test("a failover a minute into an outage reports the window from the outage's start, not from the switch's")
+    func failoverWindowCoversTheOutage() async throws {
+        let live = try await Live()
+        let outage = Date(timeIntervalSince1970: 1_700_000_000 - 60)
+        live.harness.transport.setState(.reconnecting(attempt: 5, delay: .seconds(10)), failure: "reset", lostAt: outage)
+        try await NotifierConnectionStateTests.waitFor(ValueProbe(await live.harness.notifier.connectionStates()), .reconnecting)
+        let switching = Task { try await live.harness.notifier.switchTransport(to: live.graphQL, because: .failover("down")) }
+        let newDevice = try await live.graphQL.waitForSubscription(where: NotifierHarness.operation("subscribeDeviceState"))
+        let newRole = try await live.graphQL.waitForSubscription(where: NotifierHarness.operation("subscribeRoleChange"))
+        newDevice.send(.live)
+        newRole.send(.live)
+        try await live.harness.clock.settleSwitch()
+        try await switching.boundedValue()
+        try await withTestTimeout(5, "transportSwitched") { while live.switches.isEmpty { try await TestTime.pollPause() } }
+        #expect(live.switches.first?.gap.start == outage.addingTimeInterval(-2), "the safety margin before the outage began")
+    }
 }

@@ -112,5 +112,10 @@ struct TransportSwitchTests {
         #expect(Self.preparing([.device]).gap(cutOverAt: cutOver, now: end, safetyMargin: 5) == GapWindow(start: cutOver, end: cutOver))
         #expect(Self.preparing([.device], oldTransportDown: true).gap(cutOverAt: cutOver, now: end, safetyMargin: 5) == ruled)
         #expect(Self.preparing([.device], reason: .failback).gap(cutOverAt: cutOver, now: end, safetyMargin: 5) == ruled)
+        let outage = Self.start.addingTimeInterval(-60)
+        let down = TransportSwitch(
+            operation: 1, id: 2, target: Self.graphql, reason: .failover("down"), startedAt: Self.start, oldTransportDown: true,
+            oldDownSince: outage)
+        #expect(down.gap(cutOverAt: cutOver, now: end, safetyMargin: 5) == GapWindow(start: outage.addingTimeInterval(-5), end: end))
     }
 }

@@ -50,10 +50,12 @@ struct LinkSupervisorTests {
         first.failTransport()
         try await harness.waitFor(.reconnecting(attempt: 1, delay: .seconds(10)))
         #expect(harness.lastFailure.withLock { $0 } == "closed by the server, close 1006 connection reset (remote)")
+        let lostAt = try #require(harness.lostAt.withLock { $0 }, "the acknowledged link's loss starts the outage")
         try await harness.clock.waitForSleeper(sleeping: .seconds(10))
         harness.clock.advance(by: .seconds(10))
         try await harness.waitFor(.reconnecting(attempt: 2, delay: .seconds(10)))
         #expect(harness.lastFailure.withLock { $0 } == "open failed: WebSocket connection failed: CERTIFICATE_VERIFY_FAILED")
+        #expect(harness.lostAt.withLock { $0 } == lostAt, "a failed attempt does not move the outage's start")
         try await harness.clock.waitForSleeper(sleeping: .seconds(10))
         harness.clock.advance(by: .seconds(10))
         _ = try await harness.accept()
@@ -187,6 +189,32 @@ struct LinkSupervisorTests {
         try await waitUntil("the supervisor to stop") { harness.links.stopped != nil }
         #expect(harness.links.stopped == .sessionExpired)
         #expect(harness.auth.credentialRequests == [false, true])
+        await harness.stop()
+    }
+
+    @Test("an AuthSession that does not answer fails the attempt after the ack timeout; the next one waits for the same call")
+    func credentialsUnanswered() async throws {
+        let harness = SupervisorHarness(policy: .fixed(.seconds(10)))
+        let first = try await harness.accept()
+        harness.auth.holdCredentials()  // ignores cancellation, as a hung identity provider would
+        first.failTransport()
+        try await harness.clock.waitForSleeper(sleeping: .seconds(10))
+        harness.clock.advance(by: .seconds(10))
+        try await harness.auth.waitForHeldCalls(1)
+        try await harness.clock.waitForSleeper(sleeping: .seconds(15))
+        harness.clock.advance(by: .seconds(15))
+        try await harness.waitFor(.reconnecting(attempt: 2, delay: .seconds(10)))
+        #expect(harness.lastFailure.withLock { $0 } == "the AuthSession gave no credentials within 15.0 seconds")
+        try await harness.clock.waitForSleeper(sleeping: .seconds(10))
+        harness.clock.advance(by: .seconds(10))
+        try await harness.clock.waitForSleeper(sleeping: .seconds(15))
+        // The second attempt waits for the call still running instead of asking the session again.
+        #expect(harness.auth.credentialRequests == [false, false])
+        #expect(harness.auth.heldCount == 1)
+        harness.auth.releaseCredentials()
+        _ = try await harness.accept()
+        try await waitUntil("connected again") { harness.recordedStates.filter { $0 == .connected }.count == 2 }
+        #expect(harness.server.requests.count == 2)
         await harness.stop()
     }
 

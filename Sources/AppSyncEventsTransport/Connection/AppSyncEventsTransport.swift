@@ -140,6 +140,9 @@ public final class AppSyncEventsTransport: RealtimeTransport {
     /// connected): the link's end and its close, as the transport's log line "connection ended" gives them.
     public var lastConnectionFailure: String? { engine.lastConnectionFailure }
 
+    /// When the latest acknowledged connection was lost (its last frame received); `nil` while connected.
+    public var connectionLostAt: Date? { engine.connectionLostAt }
+
     /// The subscriptions currently held (live or waiting), for diagnostics.
     public var subscriptionCount: Int {
         get async { engine.session?.values.withLock { $0.subscriptions.count } ?? 0 }
@@ -152,7 +155,8 @@ public final class AppSyncEventsTransport: RealtimeTransport {
         engine.running { requests in
             let state = AppSyncState(
                 auth: auth, endpoint: configuration.endpoint, wallClock: wallClock, margin: configuration.link.gapSafetyMargin,
-                rotationTimeout: configuration.rotationTimeout, states: engine.states, requests: requests, logger: logger)
+                rotationTimeout: configuration.rotationTimeout, credentialsTimeout: configuration.link.ackTimeout, clock: clock,
+                states: engine.states, requests: requests, logger: logger)
             return (state, AppSyncLinks(state: state, configuration: configuration, wallClock: wallClock, logger: logger))
         }
     }

@@ -36,8 +36,23 @@ extension AppSyncState {
     func pendingMessages(on id: Int) async -> [WebSocketMessage] {
         let batch = takeBatch(on: id)
         guard batch.needsCredentials else { return batch.unsubscribes.map { .text(AppSyncOutboundMessage.unsubscribe(id: $0)) } }
-        let fetched = await auth.credentialsForSending(forceRefresh: batch.forceRefresh)
+        guard let fetched = await credentials(for: batch) else {
+            // The link is closed and replaced (through the supervisor's own bounded wait); its successor sends the batch.
+            logger.warning("no credentials for what the link must send; replacing the link", metadata: ["link": "\(id)"])
+            let control = values.withLock { $0.links[id]?.control }
+            control?.close(.credentialsTimeout(credentialsTimeout), reason: "no credentials")
+            return finishBatch(batch, .cancelled, on: id)
+        }
         return finishBatch(batch, fetched, on: id)
+    }
+
+    /// Step 2: credentials for `batch`; `nil` if the session gives none within ``credentialsTimeout``.
+    private func credentials(for batch: SendBatch) async -> SendTimeCredentials? {
+        let (auth, forceRefresh, clock): (any AuthSession, Bool, any Clock<Duration>) = (auth, batch.forceRefresh, clock)
+        let answer: SendTimeCredentials? = await withDeadline(credentialsTimeout, on: clock) {
+            await auth.credentialsForSending(forceRefresh: forceRefresh)
+        }
+        return answer
     }
 
     /// Step 1: what link `id` must send, in the order it was asked for.

@@ -35,19 +35,28 @@ final class AppSyncState: TransportSession {
     let wallClock: WallClock
     let margin: TimeInterval
     let rotationTimeout: Duration
+    /// How long a link's writer waits for the credentials of a batch before the link is closed and replaced (the ack
+    /// timeout): without it a session that never answers leaves subscribes unsent on a link that says connected.
+    let credentialsTimeout: Duration
+    /// What the wait for credentials is timed on (the transport's clock).
+    let clock: any Clock<Duration>
     let states: ConnectionStateBroadcaster
     let requests: AsyncStream<SupervisorRequest>.Continuation
     let logger: Logger
 
     init(
         auth: any AuthSession, endpoint: AppSyncEndpoint, wallClock: WallClock, margin: Duration, rotationTimeout: Duration,
-        states: ConnectionStateBroadcaster, requests: AsyncStream<SupervisorRequest>.Continuation, logger: Logger
+        credentialsTimeout: Duration = .seconds(15), clock: any Clock<Duration> = ContinuousClock(),
+        states: ConnectionStateBroadcaster,
+        requests: AsyncStream<SupervisorRequest>.Continuation, logger: Logger
     ) {
         self.auth = auth
         self.endpoint = endpoint
         self.wallClock = wallClock
         self.margin = margin.timeInterval
         self.rotationTimeout = rotationTimeout
+        self.credentialsTimeout = credentialsTimeout
+        self.clock = clock
         self.states = states
         self.requests = requests
         self.logger = logger

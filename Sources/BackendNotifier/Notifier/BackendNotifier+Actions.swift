@@ -36,7 +36,9 @@ extension BackendNotifier {
             replace(.stateFollower) { [weak self] in
                 for await state in await transport.connectionStates() {
                     guard let self, !Task.isCancelled else { return }
-                    await self.receive(.transportStateChanged(state, transport: id, lastFailure: transport.lastConnectionFailure))
+                    await self.receive(
+                        .transportStateChanged(
+                            state, transport: id, lastFailure: transport.lastConnectionFailure, lostAt: transport.connectionLostAt))
                 }
             }
         case .stopFollowingStates: chores.removeValue(forKey: .stateFollower)?.cancel()

@@ -53,12 +53,16 @@ struct ConnectionStatus: Equatable, Sendable {
     private(set) var networkErrorLimit: NetworkErrorLimit = .idle
     /// Why the followed transport last lost or could not make a connection, as it said with its latest state.
     private(set) var lastFailure: String?
+    /// When the followed transport's outage began (its last acknowledged connection's last frame), as it said with its
+    /// latest state; `nil` while connected.
+    private(set) var lostAt: Date?
 
     /// Starts following the active transport's states, unless they are followed already.
     mutating func follow(_ transport: Int, _ output: inout [Action]) {
         guard following == .none else { return }
         following = .transport(state: .idle, connectedSince: nil)
         lastFailure = nil
+        lostAt = nil
         output.append(.followStates(transport: transport))
     }
 
@@ -72,14 +76,16 @@ struct ConnectionStatus: Equatable, Sendable {
         }
     }
 
-    /// A state of the transport with id `id`, and why it last lost or could not make a connection. `false` when it is
-    /// not the active one (a report of the transport followed before a cut-over); the caller then refreshes nothing.
+    /// A state of the transport with id `id`, why it last lost or could not make a connection, and when its outage
+    /// began. `false` when it is not the active one (a report of the transport followed before a cut-over); the caller
+    /// then refreshes nothing.
     mutating func transportStateChanged(
-        _ state: ConnectionState, reportedBy id: Int, active: NotifierStateMachine.TransportRef, lastFailure: String? = nil, now: Date,
-        _ output: inout [Action]
+        _ state: ConnectionState, reportedBy id: Int, active: NotifierStateMachine.TransportRef, lastFailure: String? = nil,
+        lostAt: Date? = nil, now: Date, _ output: inout [Action]
     ) -> Bool {
         guard id == active.id, case .transport(_, var connectedSince) = following else { return false }
         self.lastFailure = lastFailure
+        self.lostAt = state == .connected ? nil : lostAt
         if let since = connectedSince, state != .connected {
             output.append(.metric(.connected(seconds: now.timeIntervalSince(since), transport: active.name)))
             connectedSince = nil

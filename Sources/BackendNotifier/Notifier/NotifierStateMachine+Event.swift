@@ -60,9 +60,10 @@ extension NotifierStateMachine {
         case upstreamLive(RunID)
         /// The run's stream ended: normally (`nil`) or with an error.
         case upstreamEnded(RunID, RealtimeError?)
-        /// The followed transport's connection state, reported with the transport's id and why it last lost or could not
-        /// make a connection (``RealtimeTransport/lastConnectionFailure``, read as the state arrived).
-        case transportStateChanged(ConnectionState, transport: Int, lastFailure: String? = nil)
+        /// The followed transport's connection state, reported with the transport's id, why it last lost or could not
+        /// make a connection (``RealtimeTransport/lastConnectionFailure``) and when its outage began
+        /// (``RealtimeTransport/connectionLostAt``), both read as the state arrived.
+        case transportStateChanged(ConnectionState, transport: Int, lastFailure: String? = nil, lostAt: Date? = nil)
         /// A timer armed with `token` is due.
         case timerFired(Timer, token: Int)
         /// The disconnect started with `token` has finished.

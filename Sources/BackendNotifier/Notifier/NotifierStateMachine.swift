@@ -86,8 +86,8 @@ struct NotifierStateMachine: Sendable {
             case .enteredForeground(let operation): enteredForeground(operation: operation, now: now)
             case .upstreamLive(let run): upstreamLive(run, now: now)
             case .upstreamEnded(let run, let error): upstreamEnded(run, error: error, now: now)
-            case .transportStateChanged(let state, let id, let failure):
-                transportStateChanged(state, transport: id, lastFailure: failure, now: now)
+            case .transportStateChanged(let state, let id, let failure, let lostAt):
+                transportStateChanged(state, transport: id, lastFailure: failure, lostAt: lostAt, now: now)
             case .timerFired(let timer, let token): timerFired(timer, token: token, now: now)
             case .disconnected(let token): disconnected(token: token, now: now)
             case .shutdown: shutdown()
@@ -350,10 +350,13 @@ struct NotifierStateMachine: Sendable {
 
     private mutating func stopFollowingStates(now: Date) { status.stopFollowing(active, now: now, &output) }
 
-    private mutating func transportStateChanged(_ state: ConnectionState, transport id: Int, lastFailure: String?, now: Date) {
-        guard status.transportStateChanged(state, reportedBy: id, active: active, lastFailure: lastFailure, now: now, &output) else {
-            return
-        }
+    private mutating func transportStateChanged(
+        _ state: ConnectionState, transport id: Int, lastFailure: String?, lostAt: Date?, now: Date
+    ) {
+        guard
+            status.transportStateChanged(
+                state, reportedBy: id, active: active, lastFailure: lastFailure, lostAt: lostAt, now: now, &output)
+        else { return }
         if status.isTransportDown { markOldBroken() }
         refreshState(now: now)
     }
@@ -382,7 +385,8 @@ struct NotifierStateMachine: Sendable {
         endOverlap()
         serial += 1
         var change = TransportSwitch(
-            operation: id, id: serial, target: target, reason: reason, startedAt: now, oldTransportDown: status.isTransportDown)
+            operation: id, id: serial, target: target, reason: reason, startedAt: now, oldTransportDown: status.isTransportDown,
+            oldDownSince: status.isTransportDown ? status.lostAt : nil)
         if lifecycle == .foreground, session.allowsRuns {
             for upstream in Upstream.allCases where demand.contains(upstream) {
                 let old = runs[upstream]

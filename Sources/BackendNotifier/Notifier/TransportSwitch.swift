@@ -41,11 +41,16 @@ struct TransportSwitch: Equatable, Sendable {
     private(set) var prepared: [Upstream: Run] = [:]
     /// Whether the old transport stayed live for every upstream through the overlap (then nothing can be missing).
     private(set) var oldIntact: Bool
+    /// When the old transport's outage began, if it was down when the switch began (its runs are cut over before it
+    /// could report that outage's gap).
+    let oldDownSince: Date?
     private(set) var stage: Stage = .preparing(waiting: [])
 
-    /// A switch that begins preparing at `startedAt`; an old transport that is down already may have missed events.
+    /// A switch that begins preparing at `startedAt`; an old transport that is down already (since `oldDownSince`, when
+    /// known) may have missed events.
     init(
-        operation: Int, id: Int, target: TransportRef, reason: TransportSwitchReason, startedAt: Date, oldTransportDown: Bool
+        operation: Int, id: Int, target: TransportRef, reason: TransportSwitchReason, startedAt: Date, oldTransportDown: Bool,
+        oldDownSince: Date? = nil
     ) {
         self.operation = operation
         self.id = id
@@ -53,6 +58,7 @@ struct TransportSwitch: Equatable, Sendable {
         self.reason = reason
         self.startedAt = startedAt
         self.oldIntact = !oldTransportDown
+        self.oldDownSince = oldTransportDown ? oldDownSince : nil
     }
 
     var isPreparing: Bool { if case .preparing = stage { true } else { false } }
@@ -109,11 +115,12 @@ struct TransportSwitch: Equatable, Sendable {
     }
 
     /// The window the switch reports. A requested switch over an intact old transport delivered everything: an empty
-    /// window at the cut-over. Otherwise the transports' gap rule: from `safetyMargin` before the switch began to
-    /// `now`, when it ended.
+    /// window at the cut-over. Otherwise the transports' gap rule: from `safetyMargin` before the switch began, or
+    /// before the old transport's outage began if it was down already (a failover comes a minute into one), to `now`,
+    /// when it ended.
     func gap(cutOverAt: Date, now: Date, safetyMargin: TimeInterval) -> GapWindow {
-        reason == .requested && oldIntact
-            ? GapWindow(start: cutOverAt, end: cutOverAt)
-            : GapWindow(start: startedAt.addingTimeInterval(-safetyMargin), end: now)
+        guard !(reason == .requested && oldIntact) else { return GapWindow(start: cutOverAt, end: cutOverAt) }
+        let start = min(startedAt, oldDownSince ?? startedAt)
+        return GapWindow(start: start.addingTimeInterval(-safetyMargin), end: now)
     }
 }

@@ -25,22 +25,22 @@ extension AuthSession {
     /// link.)
     package func credentialsForSending(forceRefresh: Bool) async -> SendTimeCredentials {
         let outcome = OneShotSignal<SendTimeCredentials>()
-        let call = Task {
-            guard await isSignedIn() else {
-                outcome.fire(.signedOut)
-                return
-            }
-            do {
-                outcome.fire(.credentials(try await credentials(forceRefresh: forceRefresh)))
-            } catch {
-                outcome.fire(.unavailable(error))
-            }
-        }
-        let answer = await withTaskCancellationHandler {
+        let call = Task { outcome.fire(await answer(forceRefresh: forceRefresh)) }
+        let given = await withTaskCancellationHandler {
             await outcome.wait()
         } onCancel: {
             call.cancel()
         }
-        return answer ?? .cancelled
+        return given ?? .cancelled
+    }
+
+    /// One call's answer: whether the user is signed in and, if so, credentials (or why there are none).
+    package func answer(forceRefresh: Bool) async -> SendTimeCredentials {
+        guard await isSignedIn() else { return .signedOut }
+        do {
+            return .credentials(try await credentials(forceRefresh: forceRefresh))
+        } catch {
+            return .unavailable(error)
+        }
     }
 }

@@ -85,6 +85,8 @@ package enum LinkEnd: Error, Sendable, Equatable, CustomStringConvertible {
     case requested
     /// Replaced by a fresh connection (rotation).
     case rotated
+    /// The ``AuthSession`` gave no credentials within this long (before the link opened, or for what it had to send).
+    case credentialsTimeout(Duration)
 
     init(_ failure: LinkFailure) {
         switch failure {
@@ -106,6 +108,7 @@ package enum LinkEnd: Error, Sendable, Equatable, CustomStringConvertible {
         case .serverError(let type, let message): "server error \(type)\(message.map { ": \($0)" } ?? "")"
         case .requested: "closed by the client"
         case .rotated: "rotated"
+        case .credentialsTimeout(let after): "the AuthSession gave no credentials within \(after)"
         }
     }
 
@@ -120,6 +123,7 @@ package enum LinkEnd: Error, Sendable, Equatable, CustomStringConvertible {
         case .authRejected(let detail): .sessionExpired(detail)
         case .serverError(let type, let message): .serverError(errorType: type, message: message)
         case .requested, .rotated: .disconnected
+        case .credentialsTimeout: .network(description)
         }
     }
 }

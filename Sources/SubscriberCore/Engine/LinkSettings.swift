@@ -6,8 +6,8 @@ public struct LinkSettings: Sendable, Equatable {
     /// Delays between reconnect attempts. Default: full-jitter exponential backoff from 1 s, capped at 10 s, unlimited
     /// (``ReconnectPolicy/default``).
     public var reconnectPolicy: ReconnectPolicy
-    /// How long the WebSocket upgrade, and then `connection_ack`, may each take; on expiry the link is dropped and the
-    /// transport retries per ``reconnectPolicy``. Default 15 s.
+    /// How long the ``AuthSession``'s credentials, the WebSocket upgrade, and then `connection_ack` may each take; on
+    /// expiry the attempt is dropped and the transport retries per ``reconnectPolicy``. Default 15 s.
     public var ackTimeout: Duration
     /// Pings after a quiet period, pong and probe timeouts. Default: ``LivenessSettings/default`` (30 s, 10 s, 3 s).
     public var liveness: LivenessSettings

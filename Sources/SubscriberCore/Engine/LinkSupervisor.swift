@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// The connect / run / back off loop both transports share: the I/O shell of ``SupervisorStateMachine``, which makes
@@ -17,12 +18,16 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
     /// Why the latest connection was lost or could not be made since one was last acknowledged: what
     /// ``RealtimeTransport/lastConnectionFailure`` reports while the transport is not connected.
     package let lastFailure: Locked<String?>
+    /// When the latest acknowledged connection was lost (its last frame received): what
+    /// ``RealtimeTransport/connectionLostAt`` reports while the transport is not connected.
+    package let lostAt: Locked<Date?>
 
     /// Creates a supervisor; `random` (values in `0..<1`) is the policy's jitter, injectable for deterministic tests.
     package init(
         policy: ReconnectPolicy, auth: any AuthSession, connector: any WebSocketConnector, runner: LinkRunner<C>,
         states: ConnectionStateBroadcaster, logger: Logger, pathMonitor: (any NetworkPathMonitor)? = nil,
-        lastFailure: Locked<String?> = Locked(nil), random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+        lastFailure: Locked<String?> = Locked(nil), lostAt: Locked<Date?> = Locked(nil),
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.decisions = SupervisorStateMachine(policy: policy, random: random)
         self.auth = auth
@@ -32,6 +37,7 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
         self.logger = logger
         self.pathMonitor = pathMonitor
         self.lastFailure = lastFailure
+        self.lostAt = lostAt
     }
 
     /// What reaches the shell: each is handed to the state machine, in the order it arrived.
@@ -49,6 +55,7 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
     package func run(_ transport: any SupervisedTransport, requests: AsyncStream<SupervisorRequest>) async {
         let (inbox, post) = AsyncStream<Input>.makeStream()
         let registry = LinkRegistry()
+        let credentials = ConnectCredentials(auth)
         var machine = decisions
         var backoff: (id: Int, cancel: OneShotSignal<Void>)?
         await withDiscardingTaskGroup { group in
@@ -67,7 +74,9 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
                     switch action {
                     case .report(let state): states.update(state)
                     case .startLink(let id, let role, let forceRefresh):
-                        group.addTask { post.yield(await link(id: id, role: role, forceRefresh: forceRefresh, transport, registry)) }
+                        group.addTask {
+                            post.yield(await link(id: id, role: role, forceRefresh: forceRefresh, credentials, transport, registry))
+                        }
                     case .startBackoff(let id, let delay, let attempt):
                         logger.info("reconnecting", metadata: ["attempt": "\(attempt)", "delay": "\(delay)"])
                         let (cancel, clock) = (OneShotSignal<Void>(), runner.clock)
@@ -118,6 +127,10 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
                     } else if report.acknowledged {
                         lastFailure.withLock { $0 = nil }
                     }
+                    // An outage starts where an acknowledged link fell silent; failed attempts after it do not move it.
+                    if case .lost(let ending) = loss, report.acknowledged || ending == .requested {
+                        lostAt.withLock { $0 = ending == .requested ? nil : report.lastReceived ?? runner.wallClock.now() }
+                    }
                     running = perform(
                         machine.linkEnded(
                             loss: loss, acknowledged: report.acknowledged, lasted: lasted, wantsConnection: transport.wantsConnection))
@@ -125,17 +138,24 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
             }
             // Stopped, or cancelled (disconnect): every link closes; the transport ends its streams itself.
             group.cancelAll()
+            credentials.cancel()
         }
         post.finish()
     }
 
-    /// One link's life: sign-in and credentials first (asked so that a session that hangs cannot hold a cancelled
-    /// supervisor), then the link. Without them a primary stops the transport; a successor just fails.
+    /// One link's life: sign-in and credentials first, then the link. Without them a primary stops the transport; a
+    /// successor just fails. A session that does not answer within the ack timeout fails the attempt, which is retried
+    /// after the backoff like any other (see ``ConnectCredentials``).
     private func link(
-        id: Int, role: LinkRole, forceRefresh: Bool, _ transport: any SupervisedTransport, _ registry: LinkRegistry
+        id: Int, role: LinkRole, forceRefresh: Bool, _ credentials: ConnectCredentials, _ transport: any SupervisedTransport,
+        _ registry: LinkRegistry
     ) async -> Input {
+        let timeout = runner.ackTimeout
+        guard let answer = await credentials.ask(forceRefresh: forceRefresh, timeout: timeout, clock: runner.clock) else {
+            return .link(id: id, role: role, report: LinkReport(end: .credentialsTimeout(timeout)))
+        }
         let failure: RealtimeError
-        switch await auth.credentialsForSending(forceRefresh: forceRefresh) {
+        switch answer {
         case .credentials(let credentials):
             let (request, driver) = transport.makeLink(id: id, credentials: credentials, role: role)
             let started = runner.clock.now

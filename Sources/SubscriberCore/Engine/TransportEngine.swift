@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// The state of one run of a transport: its subscriptions and links, behind its own lock (`AppSyncState`,
@@ -79,6 +80,7 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
     /// The transport's connection states.
     package let states = ConnectionStateBroadcaster()
     private let lastFailure = Locked<String?>(nil)
+    private let lostAt = Locked<Date?>(nil)
     private let current = Locked<Run?>(nil)
     private let startSupervisor: @Sendable (any SupervisedTransport, AsyncStream<SupervisorRequest>) -> Task<Void, Never>
 
@@ -88,7 +90,7 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
         clock: any Clock<Duration>, settings: LinkSettings, rotateAfter: Duration? = nil, auth: any AuthSession,
         connector: any WebSocketConnector, pathMonitor: (any NetworkPathMonitor)?, wallClock: WallClock, logger: Logger
     ) {
-        let (states, lastFailure) = (states, lastFailure)
+        let (states, lastFailure, lostAt) = (states, lastFailure, lostAt)
         func start<C: Clock>(on clock: C) -> @Sendable (any SupervisedTransport, AsyncStream<SupervisorRequest>) -> Task<Void, Never>
         where C.Duration == Duration {
             let runner = LinkRunner(
@@ -96,7 +98,7 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
                 liveness: settings.liveness)
             let supervisor = LinkSupervisor(
                 policy: settings.reconnectPolicy, auth: auth, connector: connector, runner: runner, states: states, logger: logger,
-                pathMonitor: pathMonitor, lastFailure: lastFailure)
+                pathMonitor: pathMonitor, lastFailure: lastFailure, lostAt: lostAt)
             return { transport, requests in Task { await supervisor.run(transport, requests: requests) } }
         }
         // The production clock gets code specialised for it: an existential clock opens to a type known only at run
@@ -134,6 +136,10 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
     /// connected or before any failure (``RealtimeTransport/lastConnectionFailure``).
     package var lastConnectionFailure: String? { states.current == .connected ? nil : lastFailure.withLock { $0 } }
 
+    /// When the latest acknowledged connection was lost; `nil` while connected or before any was lost
+    /// (``RealtimeTransport/connectionLostAt``).
+    package var connectionLostAt: Date? { states.current == .connected ? nil : lostAt.withLock { $0 } }
+
     /// The current session, if a run is under way.
     package var session: Session? { current.withLock { $0?.session } }
 
@@ -153,6 +159,7 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
         current.withLock { run in
             guard run == nil else { return }
             lastFailure.withLock { $0 = nil }
+            lostAt.withLock { $0 = nil }
             states.update(.disconnected(.requested))
         }
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A real-time transport: one logical connection to a backend carrying many subscriptions.
 ///
 /// Both `GraphQLTransport` (graphql-transport-ws) and `AppSyncEventsTransport` implement this, so the notifier
@@ -42,6 +44,12 @@ public protocol RealtimeTransport: Sendable {
     /// code). `nil` while connected, and before any connection failed. Read it when ``connectionStates()`` reports
     /// `reconnecting` to say why; it never holds a credential.
     var lastConnectionFailure: String? { get }
+
+    /// When the latest acknowledged connection was lost: the wall-clock time of the last frame it received (the
+    /// outage's start, which failed attempts after it do not move). `nil` while connected, and before any
+    /// acknowledged connection was lost. A notifier that switches away from a transport that is down starts the
+    /// switch's window here, so what the outage missed before the switch is in it.
+    var connectionLostAt: Date? { get }
 }
 
 extension RealtimeTransport {
@@ -50,6 +58,9 @@ extension RealtimeTransport {
 
     /// The default knows of no failure.
     public var lastConnectionFailure: String? { nil }
+
+    /// The default knows of no loss.
+    public var connectionLostAt: Date? { nil }
 }
 
 /// The subscription vocabulary a transport speaks.

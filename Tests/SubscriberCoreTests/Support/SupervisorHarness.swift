@@ -16,6 +16,8 @@ final class SupervisorHarness: Sendable {
     let log = CapturedLog()
     /// What the supervisor records as the transport's ``RealtimeTransport/lastConnectionFailure``.
     let lastFailure = Locked<String?>(nil)
+    /// What the supervisor records as the transport's ``RealtimeTransport/connectionLostAt``.
+    let lostAt = Locked<Date?>(nil)
     private let requests: AsyncStream<SupervisorRequest>.Continuation
     private let recorded = Locked<[ConnectionState]>([])
     private let task: Task<Void, Never>
@@ -39,7 +41,7 @@ final class SupervisorHarness: Sendable {
             clock: clock, wallClock: .system, logger: logger, ackTimeout: .seconds(15), rotateAfter: nil, liveness: liveness)
         let supervisor = LinkSupervisor(
             policy: policy, auth: auth, connector: server, runner: runner, states: states, logger: logger, pathMonitor: monitor,
-            lastFailure: lastFailure, random: { random })
+            lastFailure: lastFailure, lostAt: lostAt, random: { random })
         let stateStream = states.makeStream()
         let recorded = recorded
         recorder = Task { for await state in stateStream { recorded.withLock { $0.append(state) } } }
