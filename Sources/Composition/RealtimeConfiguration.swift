@@ -94,7 +94,8 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
         public var enabled = false
         /// Fail over when the active transport has not been connected for this many seconds.
         public var unhealthyAfterSeconds: Double = 60
-        /// ...or when it reconnected this many times within ``failureWindowSeconds``.
+        /// ...or when it lost an established connection (and reconnected) this many times within
+        /// ``failureWindowSeconds``. Failed attempts within one outage count toward ``unhealthyAfterSeconds`` instead.
         public var maxFailures = 5
         /// The window for ``maxFailures``, in seconds.
         public var failureWindowSeconds: Double = 120
@@ -118,12 +119,18 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
         /// Creates the defaults.
         public init() {}
 
-        /// The transports' settings.
+        /// The transports' settings. A value out of its bounds (`NaN` and infinities included) is the
+        /// ``ConfigurationError`` ``RealtimeConfiguration/validate()`` reports for it.
         public var settings: LivenessSettings {
-            LivenessSettings(
-                quietPeriod: quietPeriodSeconds.map { .milliseconds(Int64(($0 * 1000).rounded())) },
-                pongTimeout: .milliseconds(Int64((pongTimeoutSeconds * 1000).rounded())),
-                probeTimeout: .milliseconds(Int64((probeTimeoutSeconds * 1000).rounded())), webSocketPings: webSocketPings)
+            get throws(ConfigurationError) {
+                var whole = RealtimeConfiguration()
+                whole.liveness = self
+                try whole.checkSettings { $0.key.hasPrefix("liveness.") }
+                return LivenessSettings(
+                    quietPeriod: quietPeriodSeconds.map { .milliseconds(Int64(($0 * 1000).rounded())) },
+                    pongTimeout: .milliseconds(Int64((pongTimeoutSeconds * 1000).rounded())),
+                    probeTimeout: .milliseconds(Int64((probeTimeoutSeconds * 1000).rounded())), webSocketPings: webSocketPings)
+            }
         }
     }
 
@@ -138,16 +145,27 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
     }
 
     /// The settings both transports' links share (``SubscriberCore/LinkSettings``), from ``reconnect``,
-    /// ``ackTimeoutSeconds``, ``liveness`` and ``bufferLimit``; a malformed ``reconnect`` is an error.
+    /// ``ackTimeoutSeconds``, ``liveness`` and ``bufferLimit``; a malformed ``reconnect``, or one of these out of its
+    /// bounds (`NaN` and infinities included), is the ``ConfigurationError`` ``validate()`` reports for it.
     public var linkSettings: LinkSettings {
         get throws(ConfigurationError) {
-            LinkSettings(
-                reconnectPolicy: try reconnectPolicy, ackTimeout: .seconds(ackTimeoutSeconds), liveness: liveness.settings,
+            try checkSettings { ["reconnect", "ackTimeoutSeconds", "bufferLimit"].contains($0.key) || $0.key.hasPrefix("liveness.") }
+            return LinkSettings(
+                reconnectPolicy: try reconnectPolicy, ackTimeout: .seconds(ackTimeoutSeconds), liveness: try liveness.settings,
                 subscriptionBufferLimit: bufferLimit)
         }
     }
 
-    /// The notifier's configuration.
+    /// Throws the problems ``validate()`` reports for the settings `included` picks, alone (not the rules between
+    /// settings, such as the endpoints a transport needs): what code that converts them checks first, so a value built
+    /// in code out of its bounds (`NaN`, an infinity) is an error, not a trap in `Duration`.
+    func checkSettings(_ included: (RealtimeSetting) -> Bool = { _ in true }) throws(ConfigurationError) {
+        let problems = RealtimeSettingsTable.settings.filter(included).flatMap { $0.validate(self) }
+        guard problems.isEmpty else { throw ConfigurationError(problems) }
+    }
+
+    /// The notifier's configuration. Its durations are converted as they are: ``validate()`` the configuration first
+    /// (``RealtimeStack`` does), as a number of seconds out of its bounds (`NaN`, an infinity) cannot be a `Duration`.
     public var notifierConfiguration: NotifierConfiguration {
         var configuration = NotifierConfiguration()
         configuration.bufferPolicy = ObserverBufferPolicy(limit: bufferLimit, overflow: bufferOverflow)
@@ -171,3 +189,13 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
 }
 
 extension ObserverBufferPolicy.Overflow: Codable {}
+
+extension RealtimeSetting {
+    /// Whether the setting is a number (or the reconnect policy's) that code converts: a `Duration`, a count.
+    var isConverted: Bool {
+        switch kind {
+        case .seconds, .optionalSeconds, .integer, .reconnectPolicy: true
+        case .text, .url, .choice, .onOff, .jsonTemplate, .operations: false
+        }
+    }
+}

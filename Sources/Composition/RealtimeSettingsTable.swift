@@ -110,7 +110,9 @@ package enum RealtimeSettingsTable {
             doc: "Fail over when the active transport has not been connected for this long."),
         .integer(
             "failover.maxFailures", \.failover.maxFailures, environment: "VORTEX_REALTIME_FAILOVER_MAX_FAILURES", minimum: 1,
-            doc: "...or when it reconnected this many times within `failureWindowSeconds`."),
+            doc:
+                "...or when it lost an established connection (and reconnected) this many times within `failureWindowSeconds`. Failed attempts within one outage count toward `unhealthyAfterSeconds` instead."
+        ),
         .seconds(
             "failover.failureWindowSeconds", \.failover.failureWindowSeconds, environment: "VORTEX_REALTIME_FAILOVER_WINDOW",
             doc: "The window for `maxFailures`."),

@@ -4,102 +4,190 @@ import Logging
 import SubscriberCore
 
 /// Automatic failover, done with the rollback path: when the active transport cannot stay connected (not connected
-/// for `unhealthyAfterSeconds`, `maxFailures` reconnects within `failureWindowSeconds`, or it gave up), switch to the
-/// other one; fail back only after the preferred transport has stayed connected for `failbackAfterSeconds` (no flapping).
-extension RealtimeStack {
-    func runFailover() async {
-        let preferred = configuration.transport
+/// for `unhealthyAfterSeconds`, its established connection lost `maxFailures` times within `failureWindowSeconds`, or
+/// it gave up), switch to the other one; fail back only after the preferred transport has stayed connected for
+/// `failbackAfterSeconds` (no flapping).
+///
+/// It holds the stack's parts, never the stack: the stack's scope runs it, so releasing the stack (or
+/// ``RealtimeStack/shutdown()``) cancels it and frees the notifier and its transports.
+struct FailoverRun: Sendable {
+    let notifier: BackendNotifier
+    let settings: RealtimeConfiguration.FailoverConfiguration
+    /// The configured transport, failed back to.
+    let preferred: RealtimeConfiguration.TransportKind
+    /// A new, unconnected transport of a kind (the stack's ``TransportFactory/make(_:)``).
+    let makeTransport: @Sendable (RealtimeConfiguration.TransportKind) throws -> any RealtimeTransport
+    let clock: any Clock<Duration>
+    let wallClock: WallClock
+    let logger: Logger
+
+    /// What watching the active transport found.
+    enum Verdict: Equatable {
+        /// It is unhealthy, for this reason.
+        case unhealthy(String)
+        /// It is no longer the active transport: watch the one that is.
+        case replaced
+    }
+
+    /// Asks the notifier to switch to `kind`, which decides when the switch's turn comes whether the active transport
+    /// is already of that kind. Returns whether the active transport changed meanwhile (this switch, or another one
+    /// that ran before it).
+    func switchTransport(to kind: RealtimeConfiguration.TransportKind, because reason: TransportSwitchReason) async throws -> Bool {
+        let target = try makeTransport(kind)
+        let before = await notifier.activeTransport
+        try await notifier.switchTransport(to: target, because: reason, onlyFromOtherDialect: true)
+        return await notifier.activeTransport as AnyObject !== before as AnyObject
+    }
+
+    /// Watches, fails over and fails back until cancelled or the notifier is shut down.
+    func run() async {
+        // The deadlines' own scope: it lives as long as this run.
+        let scope = TaskScope()
+        defer { scope.close() }
         while !Task.isCancelled {
-            let transport = await notifier.activeTransport
-            guard let problem = await waitUntilUnhealthy(transport) else { return }
-            let from = await activeKind
+            guard let (transport, verdict) = await waitUntilUnhealthy(scope: scope) else { return }
+            guard case .unhealthy(let problem) = verdict else { continue }
+            let from = RealtimeStack.kind(of: transport.dialect)
             let target = from.other
             logger.warning("failing over", metadata: ["from": "\(from)", "to": "\(target)", "reason": "\(problem)"])
             do {
-                try await switchTransport(to: target, because: .failover(problem))
+                _ = try await switchTransport(to: target, because: .failover(problem))
             } catch {
                 logger.warning("failover failed; staying", metadata: ["error": "\(error)"])
-                do { try await clock.sleepReleasingOnCancel(for: .seconds(configuration.failover.unhealthyAfterSeconds)) } catch { return }
+                do { try await clock.sleepReleasingOnCancel(for: .seconds(settings.unhealthyAfterSeconds)) } catch { return }
                 continue
             }
-            guard await activeKind != preferred else { continue }
-            guard await waitUntilHealthy(preferred) else { return }
+            guard RealtimeStack.kind(of: await notifier.activeDialect) != preferred else { continue }
+            guard await waitUntilHealthy(preferred, scope: scope) else { return }
             do {
-                try await switchTransport(to: preferred, because: .failback)
+                _ = try await switchTransport(to: preferred, because: .failback)
             } catch {
                 logger.warning("failback failed; will probe again", metadata: ["error": "\(error)"])
             }
         }
     }
 
-    /// Returns why `transport` is unhealthy, or `nil` when cancelled.
-    private func waitUntilUnhealthy(_ transport: any RealtimeTransport) async -> String? {
-        let settings = configuration.failover
-        let wallClock = self.wallClock
-        let deadline = FailoverDeadline(scope: scope, clock: clock)
+    /// Watches the active transport until it is unhealthy or another one becomes active. Returns the transport watched
+    /// and the verdict, or `nil` when cancelled or the notifier was shut down.
+    func waitUntilUnhealthy(scope: TaskScope) async -> (any RealtimeTransport, Verdict)? {
+        // Switches are observed from before the active transport is read: none is missed.
+        let events = await notifier.connectionEvents()
+        let transport = await notifier.activeTransport
         let states = await transport.connectionStates()
-        let (verdicts, verdict) = AsyncStream<String>.makeStream()
-        return await withTaskGroup(of: Void.self) { group in
+        let (settings, wallClock, notifier) = (settings, wallClock, notifier)
+        let deadline = FailoverDeadline(scope: scope, clock: clock)
+        let (verdicts, verdict) = AsyncStream<Verdict?>.makeStream()
+        let found = await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                var reconnects: [Date] = []
+                for await event in events {
+                    if case .transportSwitched = event { verdict.yield(.replaced) }
+                }
+                verdict.yield(nil)  // the notifier was shut down
+            }
+            group.addTask {
+                var losses: [Date] = []
+                var wasConnected = false
                 for await state in states {
                     switch state {
-                    case .connected, .idle:
+                    case .connected:
+                        wasConnected = true
+                        deadline.disarm()
+                    case .idle:
+                        wasConnected = false
                         deadline.disarm()
                     case .connecting, .reconnecting:
-                        if case .reconnecting = state {
+                        // A failure is an established connection lost; failed attempts within one outage count
+                        // toward `unhealthyAfterSeconds` instead.
+                        if case .reconnecting = state, wasConnected {
                             let now = wallClock.now()
-                            reconnects = reconnects.filter { now.timeIntervalSince($0) <= settings.failureWindowSeconds } + [now]
-                            if reconnects.count >= settings.maxFailures {
-                                verdict.yield("\(reconnects.count) reconnects within \(Int(settings.failureWindowSeconds)) s")
+                            losses = losses.filter { now.timeIntervalSince($0) <= settings.failureWindowSeconds } + [now]
+                            if losses.count >= settings.maxFailures {
+                                verdict.yield(.unhealthy("\(losses.count) connections lost within \(Int(settings.failureWindowSeconds)) s"))
                             }
                         }
+                        wasConnected = false
                         deadline.arm(after: .seconds(settings.unhealthyAfterSeconds)) {
-                            verdict.yield("not connected for \(Int(settings.unhealthyAfterSeconds)) s")
+                            verdict.yield(.unhealthy("not connected for \(Int(settings.unhealthyAfterSeconds)) s"))
                         }
                     case .disconnected(let reason):
-                        if case .failed = reason { verdict.yield("transport gave up: \(reason)") }
+                        // Only a transport that gave up is unhealthy: one disconnected on request (suspended in the
+                        // background, switched away from), signed out or with an expired session is not, and its
+                        // deadline set while it was reconnecting no longer holds.
+                        wasConnected = false
+                        deadline.disarm()
+                        if case .failed = reason {
+                            verdict.yield(.unhealthy("transport gave up: \(reason)"))
+                        } else if await notifier.activeTransport as AnyObject !== transport as AnyObject {
+                            verdict.yield(.replaced)
+                        }
                     }
                 }
                 deadline.disarm()
+                // Its states end only when it is released, so it is no longer active.
+                verdict.yield(.replaced)
             }
             var iterator = verdicts.makeAsyncIterator()
-            let problem = await iterator.next()
+            let found = await iterator.next() ?? nil
             group.cancelAll()
-            return problem
+            return found
         }
+        deadline.disarm()
+        return found.map { (transport, $0) }
     }
 
-    /// Probes `kind` with one subscription until it has stayed connected for `failbackAfterSeconds`.
-    /// Returns `false` when cancelled.
-    private func waitUntilHealthy(_ kind: RealtimeConfiguration.TransportKind) async -> Bool {
-        let settings = configuration.failover
+    /// Probes `kind` with one subscription until it has stayed connected for `failbackAfterSeconds`; a probe that
+    /// gives up (disconnected, or its stream ends) is disconnected and, `unhealthyAfterSeconds` later, made again for
+    /// the notifier's identity then. Returns `false` when cancelled.
+    func waitUntilHealthy(_ kind: RealtimeConfiguration.TransportKind, scope: TaskScope) async -> Bool {
+        while !Task.isCancelled {
+            switch await probe(kind, scope: scope) {
+            case true?: return true
+            case nil: return false
+            case false?:
+                do { try await clock.sleepReleasingOnCancel(for: .seconds(settings.unhealthyAfterSeconds)) } catch { return false }
+            }
+        }
+        return false
+    }
+
+    /// One probe: `true` once it has stayed connected for `failbackAfterSeconds`, `false` when it gave up, `nil` when
+    /// cancelled.
+    private func probe(_ kind: RealtimeConfiguration.TransportKind, scope: TaskScope) async -> Bool? {
+        let settings = settings
+        guard let probe = try? makeTransport(kind) else { return false }
+        guard let request = await notifier.healthProbeRequest(for: probe.dialect) else { return false }
         let deadline = FailoverDeadline(scope: scope, clock: clock)
-        guard let probe = try? factory.make(kind), let request = await notifier.healthProbeRequest(for: probe.dialect) else { return false }
         let states = await probe.connectionStates()
         let probeStream = await probe.subscribe(request)
         let (verdicts, verdict) = AsyncStream<Bool>.makeStream()
         let healthy = await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                // Keep the probe subscription open; its events are ignored.
+                // Keep the probe subscription open; its events are ignored. Its end is the probe's.
                 do { for try await _ in probeStream {} } catch {}
+                verdict.yield(false)
             }
             group.addTask {
                 for await state in states {
-                    if state == .connected {
+                    switch state {
+                    case .connected:
                         deadline.arm(after: .seconds(settings.failbackAfterSeconds)) { verdict.yield(true) }
-                    } else {
+                    case .disconnected:
+                        deadline.disarm()
+                        verdict.yield(false)
+                    case .idle, .connecting, .reconnecting:
                         deadline.disarm()
                     }
                 }
                 deadline.disarm()
+                verdict.yield(false)
             }
             var iterator = verdicts.makeAsyncIterator()
-            let healthy = await iterator.next() ?? false
+            let healthy = await iterator.next()
             group.cancelAll()
             return healthy
         }
+        deadline.disarm()
         await probe.disconnect()
-        return healthy
+        return Task.isCancelled ? nil : healthy
     }
 }

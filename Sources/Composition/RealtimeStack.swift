@@ -28,7 +28,8 @@ public actor RealtimeStack {
     let wallClock: WallClock
     let logger: Logger
     var failoverTask: ScopedTask?
-    /// The stack's background work (the failover watch and its timers); releasing the stack cancels it.
+    /// The stack's background work (the failover watch, which holds the stack's parts but not the stack); releasing the
+    /// stack cancels it.
     let scope = TaskScope()
 
     /// Builds the stack. Throws ``ConfigurationError`` for an invalid configuration.
@@ -71,24 +72,19 @@ public actor RealtimeStack {
     /// delivered meanwhile are delivered once, so it reports an empty window
     /// (`NotifierConnectionEvent.transportSwitched(from:to:gap:reason:)` with `gap.duration == 0`) when the old
     /// transport was live throughout. Manual switches, failover and failback run one at a time (the notifier
-    /// serialises them with its other operations).
+    /// serialises them with its other operations, and decides whether the transport is already `kind` when this
+    /// switch's turn comes: a switch asked for while a failover or failback is under way runs after it).
     /// - Throws: ``ConfigurationError`` when `kind` is not configured, or the switch's failure (the new transport did
     ///   not get live within `switchTimeoutSeconds`); the old transport then stays in use.
     public func switchTransport(to kind: RealtimeConfiguration.TransportKind) async throws {
-        try await switchTransport(to: kind, because: .requested)
+        let switched = try await failoverRun.switchTransport(to: kind, because: .requested)
         // The failover watch follows the transport in use: it was watching (or probing to fail back to) the one the app
         // switched away from, and would never have failed over from this one.
-        if failoverTask != nil {
+        if switched, failoverTask != nil {
             failoverTask?.cancel()
             failoverTask = nil
             startFailover()
         }
-    }
-
-    func switchTransport(to kind: RealtimeConfiguration.TransportKind, because reason: TransportSwitchReason) async throws {
-        guard kind != (await activeKind) else { return }
-        // The notifier decides again when the switch's turn comes: two switches to the same kind switch once.
-        try await notifier.switchTransport(to: try factory.make(kind), because: reason, onlyFromOtherDialect: true)
     }
 
     static func kind(of dialect: TransportDialect) -> RealtimeConfiguration.TransportKind {
@@ -101,7 +97,16 @@ public actor RealtimeStack {
     /// Starts automatic failover if the configuration enables it (idempotent).
     public func startFailover() {
         guard configuration.failover.enabled, failoverTask == nil else { return }
-        failoverTask = scope.spawn { [weak self] in await self?.runFailover() }
+        // The run holds the stack's parts, never the stack: releasing the stack cancels it (its scope closes).
+        let run = failoverRun
+        failoverTask = scope.spawn { await run.run() }
+    }
+
+    /// The failover watch over this stack's parts.
+    var failoverRun: FailoverRun {
+        FailoverRun(
+            notifier: notifier, settings: configuration.failover, preferred: configuration.transport,
+            makeTransport: { [factory] kind in try factory.make(kind) }, clock: clock, wallClock: wallClock, logger: logger)
     }
 
     /// Stops failover monitoring and shuts the notifier down: every upstream stops, the transports are disconnected,
@@ -111,5 +116,11 @@ public actor RealtimeStack {
         failoverTask = nil
         scope.close()
         await notifier.shutdown()
+    }
+
+    deinit {
+        // The scope's own release cancels its work as well; this marks the failover task cancelled at once.
+        failoverTask?.cancel()
+        scope.close()
     }
 }

@@ -41,7 +41,10 @@ public struct TransportFactory: Sendable {
     }
 
     /// A new, unconnected transport of `kind`.
+    /// - Throws: ``ConfigurationError`` when `kind`'s endpoint is missing or malformed, or a number of the configuration
+    ///   is out of its bounds (``RealtimeConfiguration/validate()`` reports the same; `NaN` and infinities included).
     public func make(_ kind: RealtimeConfiguration.TransportKind) throws -> any RealtimeTransport {
+        try configuration.checkSettings(\.isConverted)
         switch kind {
         case .appsync:
             return try makeAppSync()
@@ -71,7 +74,9 @@ extension TransportFactory {
 
     /// A new, unconnected AppSync Events transport from the configuration, with `adjust` applied last to the settings
     /// no ``RealtimeConfiguration`` key covers (for example the publish route of a command-line publish).
+    /// - Throws: ``ConfigurationError`` as ``make(_:)`` does.
     public func makeAppSync(adjusting adjust: (inout AppSyncEventsConfiguration) -> Void = { _ in }) throws -> AppSyncEventsTransport {
+        try configuration.checkSettings(\.isConverted)
         guard let text = configuration.appSyncEndpoint else {
             throw ConfigurationError(["appSyncEndpoint: required for transport appsync"])
         }

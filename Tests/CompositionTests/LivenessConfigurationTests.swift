@@ -15,7 +15,7 @@ struct LivenessConfigurationTests {
     @Test("the defaults are the library's: 30 s quiet period, 10 s pong, 3 s probe; reconnect exponential:1:10")
     func defaults() throws {
         let configuration = RealtimeConfiguration()
-        #expect(configuration.liveness.settings == LivenessSettings.default)
+        #expect(try configuration.liveness.settings == LivenessSettings.default)
         #expect(try configuration.reconnectPolicy == ReconnectPolicy.default)
         #expect(configuration.reconnect == "exponential:1:10")
     }
@@ -27,17 +27,17 @@ struct LivenessConfigurationTests {
         let fromFile = try base.applyingJSON(Data(#"{"liveness":{"quietPeriodSeconds":20,"probeTimeoutSeconds":2.5}}"#.utf8))
         #expect(fromFile.liveness.quietPeriodSeconds == 20)
         #expect(fromFile.liveness.pongTimeoutSeconds == 10, "absent keys keep their values")
-        #expect(fromFile.liveness.settings.probeTimeout == .milliseconds(2500))
+        #expect(try fromFile.liveness.settings.probeTimeout == .milliseconds(2500))
         let loaded = try RealtimeConfiguration.load(
             base: fromFile,
             environment: [
                 "VORTEX_REALTIME_PONG_TIMEOUT": "4", "VORTEX_REALTIME_QUIET_PERIOD": "0", "VORTEX_REALTIME_WEBSOCKET_PINGS": "off",
             ])
         #expect(
-            loaded.liveness.settings
+            try loaded.liveness.settings
                 == LivenessSettings(quietPeriod: nil, pongTimeout: .seconds(4), probeTimeout: .milliseconds(2500), webSocketPings: false))
         let nulled = try base.applyingJSON(Data(#"{"liveness":{"quietPeriodSeconds":null}}"#.utf8))
-        #expect(nulled.liveness.settings.quietPeriod == nil)
+        #expect(try nulled.liveness.settings.quietPeriod == nil)
     }
 
     @Test(
