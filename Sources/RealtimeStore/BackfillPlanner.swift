@@ -12,6 +12,10 @@ import SubscriberCore
 ///   missing; the kind stays stale until a call succeeds with nothing left to fetch.
 /// - ``Event/reset(now:)`` (start, or another identity) forgets everything: a call still in flight is void, and
 ///   everything is missing (`since` is `Date.distantPast`: the app returns the whole current state).
+/// - ``Event/interrupted(since:)`` holds calls until a window that releases them (the stream's own `live` or
+///   `resumed`): a window that does not (a switch while no stream runs) only widens what is missing.
+/// - A call the shell could not make (no backfill registered yet) is fed back as ``Event/callSkipped(id:)``: what it
+///   would have fetched stays missing, and ``Event/fetchRegistered(now:)`` makes it later.
 struct BackfillPlanner: Sendable, Equatable {
     enum Event: Equatable, Sendable {
         /// Start, or a new identity: everything may be missing.
@@ -19,11 +23,17 @@ struct BackfillPlanner: Sendable, Equatable {
         /// Events may be being missed from `since` on (the session expired, the user signed out, another identity is
         /// being signed in): the kind is stale, but no call is made until a window is reported.
         case interrupted(since: Date)
-        /// Events inside `window` may have been missed.
-        case windowOpened(GapWindow)
+        /// Events inside `window` may have been missed. `releasing`: the kind's stream is live again (its own `live` or
+        /// `resumed`, or a cut-over that restarted it), so an interruption no longer holds calls; otherwise the window
+        /// only widens what is missing.
+        case windowOpened(GapWindow, releasing: Bool = true)
         case callSucceeded(id: Int, now: Date)
         case callFailed(id: Int, error: String)
         case retryDue(id: Int, now: Date)
+        /// The call `id` was not made (no backfill registered): what it would have fetched is still missing.
+        case callSkipped(id: Int)
+        /// A backfill was registered: a call that is due is made now.
+        case fetchRegistered(now: Date)
     }
 
     enum Action: Equatable, Sendable {
@@ -72,8 +82,8 @@ struct BackfillPlanner: Sendable, Equatable {
             held = true
             missingSince = min(missingSince ?? since, since)
             return becomeStale()
-        case .windowOpened(let window):
-            held = false
+        case .windowOpened(let window, let releasing):
+            if releasing { held = false }
             var from = window.start
             if let call = inFlight, window.start >= call.since {
                 if window.end <= call.startedAt { return [] }
@@ -100,6 +110,13 @@ struct BackfillPlanner: Sendable, Equatable {
             guard retryID == id else { return [] }
             retryID = nil
             return start(now: now)
+        case .callSkipped(let id):
+            guard let call = inFlight, call.id == id else { return [] }
+            inFlight = nil
+            missingSince = min(missingSince ?? call.since, call.since)
+            return []
+        case .fetchRegistered(let now):
+            return retryID == nil ? start(now: now) : []
         }
     }
 

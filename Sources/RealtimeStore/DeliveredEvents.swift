@@ -6,7 +6,8 @@ import Foundation
 ///
 /// Events carry no id, and the same event may not compare equal field by field (the decoder fills `deviceGroupID` from
 /// `siteId`, a backfill may spell a timestamp with fractional seconds), so an event is identified by what it says:
-/// which thing changed, to what, and when (timestamps as instants).
+/// which thing changed, to what, and when (timestamps as instants). An event without a timestamp cannot be told from
+/// another that says the same: the feed delivers such a live event each time (see ``Identity/hasInstant``).
 ///
 /// Bounded: it remembers the newest `limit` events per identity generation and forgets the oldest first, so a backfill
 /// returning an event older than that memory delivers it again.
@@ -30,6 +31,14 @@ struct DeliveredEvents: Sendable {
             case .tokenRevoked(let output):
                 self = .revocation(userId: output.userId, revokedAt: output.revokedDate, requestId: output.requestId, at: output.date)
             case .devicePresence, .deviceRecording, .deviceFirmware, .licensePhase, .plan, .aiSettings: return nil
+            }
+        }
+
+        /// Whether it says when it happened. Without an instant, two distinct events may say the same (legacy GraphQL
+        /// role changes select only a nullable `reason`): a live one is delivered each time, never taken for a repeat.
+        var hasInstant: Bool {
+            switch self {
+            case .archive(_, _, _, let at), .role(_, let at), .revocation(_, _, _, let at): at != nil
             }
         }
     }

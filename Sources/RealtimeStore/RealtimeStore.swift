@@ -17,8 +17,9 @@ import SubscriberCore
 ///   backfill.
 /// - A kind is stale (``isStale(_:)``) from a reported window (a resumed gap, lost events, a switch with a window, an
 ///   expired session) until a backfill covering it succeeds. Overlapping windows merge; one call per kind runs at a
-///   time; a failed call is retried with backoff (``lastBackfillFailure``). A kind without a registered backfill
-///   cannot be healed: it stays stale.
+///   time; a failed call (or one that times out, ``BackfillPolicy/callTimeout``) is retried with backoff
+///   (``lastBackfillFailure``). A kind without a registered backfill cannot be healed: it stays stale until one is
+///   registered.
 /// - Changes reach the main actor in batches, at most one hop per ``StoreConfiguration/flushInterval``.
 /// - ``update(userId:organizationId:)`` changes the identity through the store: another identity starts empty and is
 ///   backfilled from the start (`since` is `Date.distantPast`: return the whole current state).
@@ -63,7 +64,8 @@ public final class RealtimeStore {
 
     /// Registers the app's backfill for `kind`: a function returning what changed since an instant (`Date.distantPast`
     /// asks for the whole current state). Register every kind the app reads before ``run()``; a later registration
-    /// serves the next call.
+    /// makes at once the call that was due without it (the kind's load, or its open windows), and replaces an earlier
+    /// one for the next call. Archive windows count (``isStale(_:)``) only once an archive backfill is registered.
     public func backfill<Output>(_ kind: BackfillKind<Output>, _ fetch: @escaping @Sendable (Date) async throws -> [Output]) {
         let wrap = kind.wrap
         feed.register(kind.kind) { since in try await fetch(since).map(wrap) }
@@ -77,7 +79,8 @@ public final class RealtimeStore {
     ///   its entity's newest; a backfilled value older than one already delivered, or equal to it, is not.
     /// - Event kinds (archive, role change, revocation): each event is delivered once, live or backfilled, even an older
     ///   one that was missed (the store's ``roleChange`` still keeps the newest). Events have no id: an event is the same
-    ///   when it says the same, which thing, to what and when (the newest 4,096 per identity are remembered).
+    ///   when it says the same, which thing, to what and when (the newest 4,096 per identity are remembered). A live
+    ///   event without a timestamp (legacy GraphQL role changes select only `reason`) is delivered each time it arrives.
     /// - A reader that falls behind by ``StoreConfiguration/valueBufferLimit`` values gets those, then the stream
     ///   throws ``RealtimeStoreError/readerFellBehind(kind:limit:)``: nothing is dropped silently. Values follow the
     ///   store's identity, and the stream outlives ``run()`` (a view's `.task` may run it again). It ends when the
@@ -108,13 +111,16 @@ public final class RealtimeStore {
     public func isStale(_ kind: VortexEventKind) -> Bool { staleKinds.contains(kind) }
 
     /// Feeds the store until the calling task is cancelled (a SwiftUI `.task`, or a task the app owns). It starts by
-    /// backfilling every kind from the start. One run at a time: a second concurrent call returns at once.
+    /// backfilling every kind from the start (signed out, nothing is fetched). The newest call feeds the store: a call
+    /// made while another runs (a `.task` restarted before the previous run has wound down) takes over, and the
+    /// previous one returns. When the last run ends, every kind becomes stale: nothing keeps it current any more.
     public nonisolated func run() async {
         await feed.run(notifier: notifier, store: self)
     }
 
     /// Changes the notifier's identity (`userId` `nil` signs out) and starts the store afresh for it: empty, every kind
-    /// stale, then backfilled from the start (signed out: nothing is fetched, and every kind stays stale). Change
+    /// stale, then backfilled from the start (signed out: nothing is fetched, even by a restarted ``run()``, and every
+    /// kind stays stale). A backfill of the previous identity that fails afterwards is not reported. Change
     /// identity through the store, not on the notifier directly, or the store would keep the previous identity's
     /// state. Calls made at once take effect one after another, in order.
     public func update(userId: String?, organizationId: String?) async {

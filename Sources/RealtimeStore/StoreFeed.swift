@@ -25,6 +25,24 @@ final class StoreFeed: Sendable {
         let fellBehind: @Sendable () -> Void
     }
 
+    /// The run feeding the store: the newest call of ``run(notifier:store:)``.
+    private struct RunSlot {
+        let id: Int
+        let jobs: AsyncStream<Job>.Continuation
+        let wake: AsyncStream<Void>.Continuation
+        /// Fired once the run's readers of the notifier's streams have left (the next run's readers wait for it).
+        let readersEnded: OneShotSignal<Void>
+    }
+
+    /// Why a stream's kinds are held (no call until the stream is live again).
+    private enum Hold {
+        /// Nothing restarts the stream but the app (the session ended, the user signed out, no run reads it): a
+        /// transport switch does not either.
+        case stopped
+        /// The stream failed on its own: a switch's cut-over restarts it (it prepares every observed stream).
+        case failed
+    }
+
     private struct State {
         var ledger = StoreLedger()
         var delivered = DeliveredEvents()
@@ -50,8 +68,17 @@ final class StoreFeed: Sendable {
         /// Failures not yet handed to the readers of ``backfillFailures()`` (handed after the lock is released).
         var failureReports: [BackfillFailure] = []
         var failureReaders: [Int: AsyncStream<BackfillFailure>.Continuation] = [:]
-        var jobs: AsyncStream<Job>.Continuation?
-        var wake: AsyncStream<Void>.Continuation?
+        /// The run feeding the store, if any.
+        var run: RunSlot?
+        var nextRun = 0
+        /// The readers of the last run that ended with no successor (the next run's readers wait for them to leave).
+        var endedRunReaders: OneShotSignal<Void>?
+        /// Whether someone is signed in (as far as the store changed the identity): signed out, nothing is fetched.
+        var signedIn = true
+        /// The streams whose kinds are held, and why.
+        var heldStreams: [String: Hold] = [:]
+        var jobs: AsyncStream<Job>.Continuation? { run?.jobs }
+        var wake: AsyncStream<Void>.Continuation? { run?.wake }
     }
 
     private let state: Locked<State>
@@ -69,36 +96,74 @@ final class StoreFeed: Sendable {
         self.wallClock = wallClock
     }
 
+    /// Registers (or replaces) `kind`'s backfill. A call that was due without one is made now, and a kind whose
+    /// windows were not counted for want of a backfill (archives) is marked stale.
     func register(_ kind: VortexEventKind, _ fetch: @escaping Fetch) {
-        state.withLock { $0.fetches[kind] = fetch }
+        let now = wallClock.now()
+        start(
+            state.withLock { state in
+                state.fetches[kind] = fetch
+                if state.planners[kind]?.isStale == true, state.stale.insert(kind).inserted { state.changed.insert(.stale) }
+                return handle(kind, .fetchRegistered(now: now), &state)
+            })
     }
 
     // MARK: Running
 
-    /// Feeds the store until the calling task is cancelled. One run at a time: a second concurrent call returns at once.
+    /// Feeds the store until the calling task is cancelled, or until a newer call takes over: the newest run feeds the
+    /// store (a view's `.task` restarted before the previous run has wound down), the previous one is told to stop, and
+    /// the new one reads the streams once the previous one's readers have left. A run that ends with no successor marks
+    /// every kind stale (nothing keeps them current any more) and hands that to the main actor.
     func run(notifier: BackendNotifier, store: RealtimeStore) async {
         // Unbounded, yet small: each kind's planner has at most one call in flight or one retry waiting.
         let (jobs, jobsContinuation) = AsyncStream<Job>.makeStream()
         let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let started = state.withLock { state -> Bool in
-            guard state.jobs == nil else { return false }
-            state.jobs = jobsContinuation
-            state.wake = wake
+        let readersEnded = OneShotSignal<Void>()
+        let (id, previous, previousReaders) = state.withLock { state -> (Int, RunSlot?, OneShotSignal<Void>?) in
+            state.nextRun += 1
+            let previous = state.run
+            let previousReaders = previous?.readersEnded ?? state.endedRunReaders
+            state.run = RunSlot(id: state.nextRun, jobs: jobsContinuation, wake: wake, readersEnded: readersEnded)
+            state.endedRunReaders = nil
+            return (state.nextRun, previous, previousReaders)
+        }
+        // Its loop ends, and its tasks are cancelled; what it had not flushed yet, this run flushes.
+        previous?.jobs.finish()
+        if state.withLock({ !$0.changed.isEmpty }) { wake.yield() }
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                defer { readersEnded.fire() }
+                // One reader per stream: the previous run's leave first (the streams restart, and report `live`).
+                if let previousReaders, await previousReaders.wait() == nil { return }
+                await self.readStreams(notifier)
+            }
+            group.addTask { await self.flush(wakes, to: store) }
+            // Signed out, nothing is fetched (the kinds stay held until someone signs in).
+            if state.withLock({ $0.signedIn }) { startGeneration() }
+            for await job in jobs { group.addTask(operation: job) }
+            group.cancelAll()
+            await end(id, store: store)
+        }
+    }
+
+    /// The run `id` stopped: if no newer run took over, every kind is stale from now (and held until a run starts
+    /// again), and the main actor gets that at once (the run's flush has stopped).
+    private func end(_ id: Int, store: RealtimeStore) async {
+        let now = wallClock.now()
+        let ended = state.withLock { state -> Bool in
+            guard let run = state.run, run.id == id else { return false }
+            state.run = nil
+            state.endedRunReaders = run.readersEnded
+            for upstream in NotifierUpstream.allCases {
+                state.interruptedStreams[upstream.rawValue] = min(state.interruptedStreams[upstream.rawValue] ?? now, now)
+                state.heldStreams[upstream.rawValue] = .stopped
+            }
+            // No run: no call is made (the next run starts afresh).
+            for kind in Self.kinds { _ = handle(kind, .interrupted(since: now), &state) }
             return true
         }
-        guard started else { return }
-        defer {
-            state.withLock { state in
-                state.jobs = nil
-                state.wake = nil
-            }
-        }
-        await withDiscardingTaskGroup { group in
-            group.addTask { await self.readStreams(notifier) }
-            group.addTask { await self.flush(wakes, to: store) }
-            startGeneration()
-            for await job in jobs { group.addTask(operation: job) }
-        }
+        guard ended, let batch = drain() else { return }
+        await store.apply(batch)
     }
 
     /// Reads the notifier's streams, generation after generation: each identity change stops the readers and starts
@@ -185,6 +250,8 @@ final class StoreFeed: Sendable {
             state.ledger = StoreLedger()
             state.delivered = DeliveredEvents()
             state.interruptedStreams = [:]
+            // Nothing runs until the notifier has the new identity: a switch meanwhile restarts nothing.
+            state.heldStreams = Dictionary(uniqueKeysWithValues: NotifierUpstream.allCases.map { ($0.rawValue, .stopped) })
             state.failure = nil
             state.changed.formUnion(.all)
             return (Self.kinds.flatMap { handle($0, .interrupted(since: now), &state) }, state.readersStopped)
@@ -200,7 +267,10 @@ final class StoreFeed: Sendable {
     /// Signed out (`signedIn` false), nothing is fetched: every kind stays stale until someone signs in (a backfill
     /// without an identity could only fail, and be retried for as long as nobody signs in).
     func endIdentityChange(signedIn: Bool) {
-        state.withLock { $0.ready }.fire()
+        state.withLock { state in
+            state.signedIn = signedIn
+            return state.ready
+        }.fire()
         if signedIn { startGeneration() }
     }
 
@@ -212,6 +282,7 @@ final class StoreFeed: Sendable {
         start(
             state.withLock { state in
                 for upstream in NotifierUpstream.allCases { state.interruptedStreams[upstream.rawValue] = now }
+                state.heldStreams = [:]
                 return Self.kinds.flatMap { handle($0, .reset(now: now), &state) }
             })
     }
@@ -220,14 +291,15 @@ final class StoreFeed: Sendable {
 
     /// Applies events of the current generation (`origin` live or backfill), and delivers to the value streams what
     /// is new: for the state kinds what the ledger applied, for the event kinds what was not delivered before.
-    func apply(_ events: [VortexEvent], origin: StoreOrigin, generation: Int) {
+    /// `callStart`: for a backfill, the ledger's sequence when its call started (see ``StoreLedger``).
+    func apply(_ events: [VortexEvent], origin: StoreOrigin, generation: Int, callStart: Int? = nil) {
         let (wake, woken, behind) = state.withLock { state -> (AsyncStream<Void>.Continuation?, [ValueReader], [ValueReader]) in
             guard state.generation == generation else { return (nil, [], []) }
             let wasClean = state.changed.isEmpty
             var woken: [Int: ValueReader] = [:]
             var behind: [ValueReader] = []
             for event in events {
-                let outcome = state.ledger.apply(event, origin: origin)
+                let outcome = state.ledger.apply(event, origin: origin, callStart: callStart)
                 switch outcome {
                 case .applied(let entity):
                     state.statistics.applied += 1
@@ -243,7 +315,8 @@ final class StoreFeed: Sendable {
                 }
                 let isNew: Bool
                 if let identity = DeliveredEvents.Identity(event) {
-                    isNew = state.delivered.firstDelivery(identity)
+                    // A live event that says no instant is delivered each time: two such events may be distinct.
+                    isNew = state.delivered.firstDelivery(identity) || (origin == .live && !identity.hasInstant)
                     // An archive event has no ledger entry: a repeat is counted here.
                     if !isNew, outcome == .notKept {
                         state.statistics.duplicates += 1
@@ -307,31 +380,58 @@ final class StoreFeed: Sendable {
         let jobs = state.withLock { state -> [Job] in
             guard state.generation == generation else { return [] }
             var jobs: [Job] = []
-            func open(_ stream: String?, _ window: GapWindow) {
-                for kind in Self.kinds(of: stream) { jobs += handle(kind, .windowOpened(window), &state) }
+            /// `releasing`: the stream is live again, so its kinds' calls are no longer held.
+            func open(_ stream: String, _ window: GapWindow, releasing: Bool) {
+                if releasing { state.heldStreams[stream] = nil }
+                for kind in Self.kinds(of: stream) { jobs += handle(kind, .windowOpened(window, releasing: releasing), &state) }
             }
             switch event {
             case .resumed(let stream, _, let gap):
                 open(
                     stream,
-                    GapWindow(start: min(gap.start, state.interruptedStreams.removeValue(forKey: stream) ?? gap.start), end: gap.end))
+                    GapWindow(start: min(gap.start, state.interruptedStreams.removeValue(forKey: stream) ?? gap.start), end: gap.end),
+                    releasing: true)
             case .live(let stream, _):
-                if let since = state.interruptedStreams.removeValue(forKey: stream) { open(stream, GapWindow(start: since, end: now)) }
+                if let since = state.interruptedStreams.removeValue(forKey: stream) {
+                    open(stream, GapWindow(start: since, end: now), releasing: true)
+                }
             case .eventsLost(let stream, _, let loss):
-                open(stream, loss.window)
+                open(stream, loss.window, releasing: state.heldStreams[stream] == nil)
             case .transportSwitched(_, _, let gap, _):
-                if gap.duration > 0 { open(nil, gap) }
+                // The new runs went live inside the switch, and report no `live` of their own: a stream's window starts
+                // where it was last known live (since a load, or since it stopped), or where the switch's gap starts.
+                for upstream in NotifierUpstream.allCases {
+                    let stream = upstream.rawValue
+                    let since = state.interruptedStreams[stream]
+                    let window = GapWindow(start: min(gap.start, since ?? gap.start), end: gap.end)
+                    switch state.heldStreams[stream] {
+                    case nil:
+                        // Restarted by the cut-over: live now.
+                        state.interruptedStreams[stream] = nil
+                        if window.duration > 0 { open(stream, window, releasing: true) }
+                    case .failed:
+                        // The cut-over restarted it too; if it did not (in the background), its later `live` opens
+                        // what follows the switch.
+                        state.interruptedStreams[stream] = gap.end
+                        open(stream, window, releasing: true)
+                    case .stopped:
+                        // No run exists: the window only widens what is missing; the stream's own `live` releases it.
+                        if window.duration > 0 { open(stream, window, releasing: false) }
+                    }
+                }
             case .sessionExpired, .signedOut:
                 for upstream in NotifierUpstream.allCases {
                     // The earliest instant a stream may have missed events from (an earlier one is kept).
                     let since = state.interruptedStreams[upstream.rawValue] ?? now
                     state.interruptedStreams[upstream.rawValue] = since
+                    state.heldStreams[upstream.rawValue] = .stopped
                     for kind in Self.kinds(of: upstream.rawValue) { jobs += handle(kind, .interrupted(since: since), &state) }
                 }
             case .streamFailed(let stream, _, _):
                 // No more events come for it until the app restarts it (`update`): what it holds goes stale now.
                 let since = state.interruptedStreams[stream] ?? now
                 state.interruptedStreams[stream] = since
+                if state.heldStreams[stream] == nil { state.heldStreams[stream] = .failed }
                 for kind in Self.kinds(of: stream) { jobs += handle(kind, .interrupted(since: since), &state) }
             case .networkError, .suspended:
                 break
@@ -356,8 +456,13 @@ final class StoreFeed: Sendable {
 
     // MARK: Backfill
 
-    private func handle(_ kind: VortexEventKind, _ event: BackfillPlanner.Event) {
-        start(state.withLock { handle(kind, event, &$0) })
+    /// Feeds what a job of generation `generation` learnt: dropped once another identity was signed in (or out).
+    private func handle(_ kind: VortexEventKind, _ event: BackfillPlanner.Event, generation: Int) {
+        start(
+            state.withLock { state in
+                guard state.generation == generation else { return [] }
+                return handle(kind, event, &state)
+            })
     }
 
     /// Feeds the kind's planner under the lock; returns the jobs its actions need (started once the lock is released).
@@ -379,26 +484,62 @@ final class StoreFeed: Sendable {
                 state.failureReports.append(failure)
                 state.changed.insert(.failure)
             case .call(let id, let since):
-                // Without a registered backfill the call is never made: the kind stays stale (nothing can heal it).
-                guard let fetch = state.fetches[kind] else { continue }
+                // Without a registered backfill the call is not made: the kind stays stale until one is registered
+                // (``register(_:_:)`` makes the call then).
+                guard let fetch = state.fetches[kind] else {
+                    jobs += handle(kind, .callSkipped(id: id), &state)
+                    continue
+                }
+                let callStart = state.ledger.sequence
+                let timeout = configuration.backfillPolicy.effectiveCallTimeout
                 jobs.append { [self] in
-                    do {
-                        let events = try await fetch(since)
-                        apply(events, origin: .backfill, generation: generation)
-                        handle(kind, .callSucceeded(id: id, now: wallClock.now()))
-                    } catch {
-                        guard !Task.isCancelled else { return }
-                        handle(kind, .callFailed(id: id, error: "\(error)"))
+                    switch await call(fetch, since: since, timeout: timeout) {
+                    case .success(let events):
+                        apply(events, origin: .backfill, generation: generation, callStart: callStart)
+                        handle(kind, .callSucceeded(id: id, now: wallClock.now()), generation: generation)
+                    case .failure(let error):
+                        handle(kind, .callFailed(id: id, error: error), generation: generation)
+                    case .cancelled:
+                        return  // the run ended
                     }
                 }
             case .scheduleRetry(let id, let delay):
                 jobs.append { [self] in
                     do { try await clock.sleepReleasingOnCancel(for: delay) } catch { return }
-                    handle(kind, .retryDue(id: id, now: wallClock.now()))
+                    handle(kind, .retryDue(id: id, now: wallClock.now()), generation: generation)
                 }
             }
         }
         return jobs
+    }
+
+    /// What a call returned: its events, or the failure as text, or nothing (the calling task was cancelled).
+    private enum CallResult: Sendable {
+        case success([VortexEvent])
+        case failure(String)
+        case cancelled
+    }
+
+    /// Calls `fetch`, racing it against `timeout` on the store's clock: a call that has not returned by then fails with
+    /// "timed out" and is cancelled (one that ignores cancellation is left to finish; its answer is dropped).
+    private func call(_ fetch: @escaping Fetch, since: Date, timeout: Duration) async -> CallResult {
+        let result = OneShotSignal<CallResult>()
+        let fetching = Task {
+            do {
+                result.fire(.success(try await fetch(since)))
+            } catch {
+                result.fire(Task.isCancelled ? .cancelled : .failure("\(error)"))
+            }
+        }
+        let timing = Task { [clock] in
+            do { try await clock.sleepReleasingOnCancel(for: timeout) } catch { return }
+            result.fire(.failure("timed out after \(timeout)"))
+        }
+        defer {
+            fetching.cancel()
+            timing.cancel()
+        }
+        return await result.wait() ?? .cancelled
     }
 
     private func start(_ jobs: [Job]) {

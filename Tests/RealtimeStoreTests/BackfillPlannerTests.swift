@@ -118,4 +118,26 @@ struct BackfillPlannerTests {
         #expect(planner.handle(.retryDue(id: 2, now: Self.at(32))) == [])
         #expect(planner.isStale)
     }
+
+    @Test("a window that does not release an interruption only widens what is missing: calls wait for the stream's own window")
+    func windowWithoutRelease() {
+        var planner = Self.current()
+        _ = planner.handle(.interrupted(since: Self.at(10)))
+        #expect(planner.handle(.windowOpened(Self.window(5, 20), releasing: false)) == [])
+        #expect(planner.isStale)
+        #expect(planner.handle(.windowOpened(Self.window(30, 40))) == [.call(id: 2, since: Self.at(5))])
+    }
+
+    @Test("a call that was not made (no backfill) leaves its window missing; a registration makes it")
+    func skippedCallThenRegistered() {
+        var planner = BackfillPlanner(policy: BackfillPolicy())
+        #expect(planner.handle(.reset(now: Self.at(0))) == [.stale(true), .call(id: 1, since: .distantPast)])
+        #expect(planner.handle(.callSkipped(id: 1)) == [])
+        #expect(planner.handle(.windowOpened(Self.window(10, 20))) == [.call(id: 2, since: .distantPast)])
+        #expect(planner.handle(.callSkipped(id: 2)) == [])
+        #expect(planner.handle(.fetchRegistered(now: Self.at(30))) == [.call(id: 3, since: .distantPast)])
+        #expect(planner.handle(.callSucceeded(id: 3, now: Self.at(31))) == [.stale(false)])
+        // Nothing due: a registration calls nothing.
+        #expect(planner.handle(.fetchRegistered(now: Self.at(40))) == [])
+    }
 }

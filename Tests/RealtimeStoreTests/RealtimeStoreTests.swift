@@ -9,17 +9,22 @@ import Testing
 /// A notifier on a scripted transport and a store fed by it, both on one manual clock.
 struct StoreHarness {
     let clock = ManualClock()
-    let transport = ScriptedTransport(dialect: .appSyncChannels)
+    let transport: ScriptedTransport
     let notifier: BackendNotifier
     let store: RealtimeStore
 
     @MainActor
-    init(flushInterval: Duration = .milliseconds(16)) {
+    init(
+        flushInterval: Duration = .milliseconds(16), backfillPolicy: BackfillPolicy = BackfillPolicy(),
+        dialect: TransportDialect = .appSyncChannels
+    ) {
         let clock = self.clock
+        let transport = ScriptedTransport(dialect: dialect)
+        self.transport = transport
         let wallClock = WallClock { Date(timeIntervalSince1970: 1_800_000_000 + Double(clock.now.offset.components.seconds)) }
         notifier = BackendNotifier(transport: transport, userId: "u-1", organizationId: "o-1", clock: clock, wallClock: wallClock)
         store = RealtimeStore(
-            notifier: notifier, configuration: StoreConfiguration(flushInterval: flushInterval, backfillPolicy: BackfillPolicy()),
+            notifier: notifier, configuration: StoreConfiguration(flushInterval: flushInterval, backfillPolicy: backfillPolicy),
             clock: clock, wallClock: wallClock)
     }
 

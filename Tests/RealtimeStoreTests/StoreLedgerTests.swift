@@ -40,29 +40,53 @@ struct StoreLedgerTests {
         #expect(ledger.snapshot.devices["t-1"]?.presence?.origin == .live)
     }
 
-    @Test("of two different events with the same instant, the later applied wins")
+    @Test("of two different events with the same instant: a live one replaces; a backfilled one only what preceded its call")
     func sameInstant() {
         var ledger = StoreLedger()
         _ = ledger.apply(Self.presence("t-1", online: true, at: 10), origin: .live)
+        // A call started after the live value was applied: its answer is as of then, so it replaces it.
+        let callStart = ledger.sequence
         #expect(
-            ledger.apply(Self.presence("t-1", online: false, at: 10), origin: .backfill)
+            ledger.apply(Self.presence("t-1", online: false, at: 10), origin: .backfill, callStart: callStart)
                 == .applied(.init(kind: .devicePresence, name: "t-1")))
         #expect(ledger.snapshot.devices["t-1"]?.presence?.payload.online == false)
+        #expect(
+            ledger.apply(Self.presence("t-1", online: true, at: 10), origin: .live) == .applied(.init(kind: .devicePresence, name: "t-1")))
     }
 
-    @Test("without a timestamp on either side: live events replace (they arrive in order); a backfill only fills an empty slot")
+    @Test("a backfill fetched before a same-instant live event does not overwrite it")
+    func backfillStartedBeforeSameInstantLive() {
+        var ledger = StoreLedger()
+        _ = ledger.apply(Self.presence("t-1", online: true, at: 5), origin: .live)
+        // The call starts (its answer is as of now), then a live event of the same instant as its answer arrives.
+        let callStart = ledger.sequence
+        _ = ledger.apply(Self.presence("t-1", online: false, at: 10), origin: .live)
+        #expect(ledger.apply(Self.presence("t-1", online: true, at: 10), origin: .backfill, callStart: callStart) == .older)
+        #expect(ledger.snapshot.devices["t-1"]?.presence?.payload.online == false)
+        #expect(ledger.snapshot.devices["t-1"]?.presence?.origin == .live)
+        // A backfill of unknown start replaces nothing on a tie either.
+        #expect(ledger.apply(Self.presence("t-1", online: true, at: 10), origin: .backfill) == .older)
+    }
+
+    @Test("without a timestamp on either side: live events replace (they arrive in order); a backfill replaces only what preceded its call")
     func withoutTimestamp() {
         var ledger = StoreLedger()
         #expect(
             ledger.apply(Self.presence("t-1", online: true, at: nil), origin: .backfill)
                 == .applied(.init(kind: .devicePresence, name: "t-1")))
+        let callStart = ledger.sequence
         #expect(
             ledger.apply(Self.presence("t-1", online: false, at: nil), origin: .live) == .applied(.init(kind: .devicePresence, name: "t-1"))
         )
-        #expect(ledger.apply(Self.presence("t-1", online: true, at: nil), origin: .backfill) == .older)
-        // A held live value without a timestamp cannot be ordered against a backfill either: the live one stays.
+        // Applied after the call started: the live value stays, whatever the backfill's timestamp.
+        #expect(ledger.apply(Self.presence("t-1", online: true, at: nil), origin: .backfill, callStart: callStart) == .older)
+        #expect(ledger.apply(Self.presence("t-1", online: true, at: 30), origin: .backfill, callStart: callStart) == .older)
         #expect(ledger.apply(Self.presence("t-1", online: true, at: 30), origin: .backfill) == .older)
         #expect(ledger.snapshot.devices["t-1"]?.presence?.payload.online == false)
+        // A call started after it: its answer replaces it.
+        #expect(
+            ledger.apply(Self.presence("t-1", online: true, at: 30), origin: .backfill, callStart: ledger.sequence)
+                == .applied(.init(kind: .devicePresence, name: "t-1")))
     }
 
     @Test("kinds of one device are separate entities; a device event without a thing name and archive events are not kept")

@@ -1,0 +1,291 @@
+import BackendNotifier
+import Foundation
+import RealtimeTesting
+import SubscriberCore
+import Testing
+
+@testable import RealtimeStore
+
+/// A presence backfill whose calls wait until the test answers them (or answer at once once `opened`).
+final class GatedBackfill: Sendable {
+    private struct State {
+        var calls: [Date] = []
+        var waiting: [CheckedContinuation<Result<[DevicePresenceOutput], BackfillScriptError>, Never>] = []
+        var gated = true
+    }
+
+    private let state = Locked(State())
+
+    var calls: [Date] { state.withLock { $0.calls } }
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
+
+    /// Calls answer at once with nothing from now on (the waiting ones stay waiting).
+    func open() { state.withLock { $0.gated = false } }
+    /// Calls wait for ``answer(_:)`` from now on.
+    func close() { state.withLock { $0.gated = true } }
+
+    /// Answers the oldest waiting call.
+    func answer(_ result: Result<[DevicePresenceOutput], BackfillScriptError>) {
+        let waiter = state.withLock { $0.waiting.isEmpty ? nil : $0.waiting.removeFirst() }
+        waiter?.resume(returning: result)
+    }
+
+    /// Ignores cancellation, like a fetch that hangs.
+    @Sendable func fetch(since: Date) async throws -> [DevicePresenceOutput] {
+        let result = await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                state.calls.append(since)
+                if state.gated { state.waiting.append(continuation) }
+                return !state.gated
+            }
+            if now { continuation.resume(returning: .success([])) }
+        }
+        return try result.get()
+    }
+
+    func waitForCalls(_ count: Int, _ what: String) async throws {
+        try await withTestTimeout(10, what) {
+            while self.calls.count < count { try await TestTime.pollPause() }
+        }
+    }
+}
+
+@Suite("RealtimeStore: restarted runs, switches, late registrations, identities and timeouts")
+struct StoreRecoveryTests {
+    static let loadedAt = Date(timeIntervalSince1970: 1_800_000_000)
+
+    /// Advances the clock a few flush intervals (for "nothing happens" checks).
+    static func idle(_ harness: StoreHarness, steps: Int = 30) async throws {
+        for _ in 0..<steps {
+            harness.clock.advance(by: .milliseconds(16))
+            try await TestTime.pollPause()
+        }
+    }
+
+    // MARK: 1. A restarted run
+
+    @Test("a run restarted before the previous one wound down takes over: the streams are read again")
+    @MainActor
+    func restartedRunTakesOver() async throws {
+        let harness = StoreHarness()
+        let script = BackfillScript()
+        let (first, upstream) = try await harness.startWithDevice(script)
+        // A SwiftUI `.task` cancelled and restarted at once.
+        first.cancel()
+        let store = harness.store
+        let second = Task { await store.run() }
+        defer { second.cancel() }
+        // The new run's readers may find the upstream still running, or restart it: the event is sent (again, a
+        // duplicate changes nothing) on whichever device subscription is active until the store has it.
+        let transport = harness.transport
+        let wentLive = Locked<Set<Int>>([upstream.index])
+        try await harness.flush(until: "the live event after the restart") { store in
+            if let active = transport.activeSubscriptions.last(where: { $0.request == .channel("vortex-app/user/u-1/device/*") }) {
+                if wentLive.withLock({ $0.insert(active.index).inserted }) { active.send(.live) }
+                active.send(json: StoreHarness.presenceJSON("t-5", online: true, at: 20))
+            }
+            return store.devices["t-5"] != nil && !store.isStale(.devicePresence)
+        }
+        #expect(harness.store.devices["t-1"] != nil)
+    }
+
+    @Test("a run that ends with no successor marks every kind stale: nothing keeps them current any more")
+    @MainActor
+    func endedRunMarksStale() async throws {
+        let harness = StoreHarness()
+        let script = BackfillScript()
+        let (run, _) = try await harness.startWithDevice(script)
+        run.cancel()
+        try await harness.flush(until: "stale once the run ended") { $0.isStale(.devicePresence) }
+        await run.value
+        #expect(harness.store.isStale(.devicePresence))
+        // Run again: loaded afresh, current again.
+        let loads = script.calls.count
+        let store = harness.store
+        let again = Task { await store.run() }
+        defer { again.cancel() }
+        try await harness.flush(until: "loaded again") { _ in script.calls.count > loads }
+        #expect(script.calls[loads] == .distantPast)
+    }
+
+    // MARK: 2. Switches
+
+    /// A failover to a GraphQL transport; every subscription of it goes live as it appears.
+    @MainActor
+    static func failover(_ harness: StoreHarness, until what: String, _ done: @escaping @Sendable () -> Bool) async throws {
+        let graphQL = ScriptedTransport(dialect: .graphQL)
+        let notifier = harness.notifier
+        let switching = Task { try await notifier.switchTransport(to: graphQL, because: .failover("test")) }
+        let live = Locked(Set<Int>())
+        try await harness.flush(until: what) { _ in
+            for subscription in graphQL.subscriptions where live.withLock({ $0.insert(subscription.index).inserted }) {
+                subscription.send(.live)
+            }
+            return done()
+        }
+        try await switching.boundedValue()
+    }
+
+    @Test("a stream that first goes live inside a switch is backfilled from the load, not only from the switch's window")
+    @MainActor
+    func firstLiveInsideSwitch() async throws {
+        let harness = StoreHarness()
+        let script = BackfillScript()
+        harness.store.backfill(.devicePresence, script.fetch)
+        let store = harness.store
+        let run = Task { await store.run() }
+        defer { run.cancel() }
+        // The device stream subscribes but never goes live on the first transport.
+        _ = try await harness.deviceUpstream()
+        try await harness.flush(until: "the initial load") { _ in script.calls.count == 1 }
+        try await harness.flush(until: "current after the load") { !$0.isStale(.devicePresence) }
+        harness.clock.advance(by: .seconds(30))
+        try await Self.failover(harness, until: "the switch's window backfilled") { script.calls.count == 2 }
+        try await harness.flush(until: "current again") { !$0.isStale(.devicePresence) }
+        // Events published between the load and the switch were never delivered: the window reaches back to the load.
+        let since = try #require(script.calls.last)
+        #expect(since <= Self.loadedAt)
+    }
+
+    @Test("a switch while the session is expired keeps the kinds stale: no stream runs, nothing is fetched")
+    @MainActor
+    func switchAfterExpiryStaysHeld() async throws {
+        let harness = StoreHarness()
+        let script = BackfillScript()
+        let (run, upstream) = try await harness.startWithDevice(script)
+        defer { run.cancel() }
+        let events = ValueRecorder(await harness.notifier.connectionEvents())
+        let loads = script.calls.count
+        upstream.finish(throwing: RealtimeError.sessionExpired("refused"))
+        try await harness.flush(until: "stale after the expiry") { $0.isStale(.devicePresence) }
+        harness.clock.advance(by: .seconds(5))
+        try await Self.failover(harness, until: "switched") {
+            events.values.contains { if case .transportSwitched = $0 { true } else { false } }
+        }
+        try await Self.idle(harness)
+        #expect(harness.store.isStale(.devicePresence))
+        #expect(script.calls.count == loads, "no backfill while no stream runs")
+    }
+
+    // MARK: 3. A late registration
+
+    @Test("a backfill registered after run() makes the call that was due: the kind is loaded and becomes current")
+    @MainActor
+    func lateRegistration() async throws {
+        let harness = StoreHarness()
+        let script = BackfillScript()
+        let (run, _) = try await harness.startWithDevice(script)
+        defer { run.cancel() }
+        #expect(harness.store.isStale(.plan))
+        let plans = Locked<[Date]>([])
+        harness.store.backfill(.plan) { since in
+            plans.withLock { $0.append(since) }
+            return [PlanStateOutput(eventType: "org/planChanged", timestamp: "2026-11-26T10:00:01Z")]
+        }
+        try await harness.flush(until: "the plan loaded") { store in
+            !store.isStale(.plan) && store.organization.plan != nil
+        }
+        #expect(plans.withLock { $0.first } == .distantPast)
+    }
+
+    // MARK: 4. Signed out
+
+    @Test("signed out, a restarted run fetches nothing")
+    @MainActor
+    func signedOutRestartFetchesNothing() async throws {
+        let harness = StoreHarness()
+        let script = BackfillScript()
+        let (first, _) = try await harness.startWithDevice(script)
+        await harness.store.update(userId: nil, organizationId: nil)
+        let loads = script.calls.count
+        first.cancel()
+        let store = harness.store
+        let second = Task { await store.run() }
+        defer { second.cancel() }
+        try await Self.idle(harness)
+        #expect(script.calls.count == loads, "no backfill without an identity")
+        #expect(harness.store.isStale(.devicePresence))
+    }
+
+    // MARK: 5. Events without a timestamp
+
+    @Test("two role changes without a timestamp are two values: an event that says no instant is never taken for a repeat")
+    @MainActor
+    func rolesWithoutTimestamp() async throws {
+        // Legacy GraphQL role changes select only a nullable `reason`.
+        let harness = StoreHarness(dialect: .graphQL)
+        let reader = StoreValueReader(harness.store.values(.roleChanged))
+        harness.store.backfill(.roleChanged) { _ in [] }
+        let store = harness.store
+        let run = Task { await store.run() }
+        defer { run.cancel() }
+        let upstream = try await harness.transport.waitForSubscription(where: { request in
+            if case .graphQL(let operation) = request.topic { "\(operation)".contains("subscribeRoleChange") } else { false }
+        })
+        upstream.send(.live)
+        upstream.send(json: #"{"reason":null}"#)
+        try await reader.wait(for: 1, "the first role change")
+        upstream.send(json: #"{"reason":null}"#)
+        try await reader.wait(for: 2, "the second role change")
+        #expect(reader.values.count == 2)
+    }
+
+    // MARK: 7. Identity, policy
+
+    @Test("a call of a signed-out identity that fails afterwards reports nothing")
+    @MainActor
+    func oldIdentityFailureNotReported() async throws {
+        let harness = StoreHarness()
+        let gate = GatedBackfill()
+        gate.open()
+        let (run, upstream) = try await harness.startWithDevice(BackfillScript())
+        defer { run.cancel() }
+        harness.store.backfill(.devicePresence, gate.fetch)
+        gate.close()
+        let failures = ValueRecorder(harness.store.backfillFailures())
+        let calls = gate.calls.count
+        upstream.send(.resumed(gap: GapWindow(start: Self.loadedAt, end: Self.loadedAt.addingTimeInterval(5))))
+        try await gate.waitForCalls(calls + 1, "the gap's call")
+        await harness.store.update(userId: nil, organizationId: nil)
+        gate.answer(.failure(BackfillScriptError()))
+        try await Self.idle(harness)
+        #expect(failures.values.isEmpty)
+        #expect(harness.store.lastBackfillFailure == nil)
+        #expect(harness.store.statistics.backfillFailures == 0)
+    }
+
+    @Test("a zero delay is raised to the minimum: a failing backfill is never retried in a busy loop")
+    func zeroDelayClamped() {
+        let policy = BackfillPolicy(initialDelay: .zero, maximumDelay: .zero, callTimeout: .zero)
+        #expect(policy.delay(beforeRetry: 1) == BackfillPolicy.minimumDelay)
+        #expect(policy.delay(beforeRetry: 5) == BackfillPolicy.minimumDelay)
+        #expect(policy.effectiveCallTimeout == BackfillPolicy.minimumDelay)
+        #expect(BackfillPolicy(initialDelay: .zero).delay(beforeRetry: 2) == .milliseconds(200))
+        #expect(BackfillPolicy.minimumDelay > .zero)
+    }
+
+    // MARK: 8. A call that hangs
+
+    @Test("a call that hangs times out: the failure is reported and the call retried")
+    @MainActor
+    func hangingCallTimesOut() async throws {
+        let harness = StoreHarness(backfillPolicy: BackfillPolicy(callTimeout: .seconds(3)))
+        let gate = GatedBackfill()
+        gate.open()
+        let (run, upstream) = try await harness.startWithDevice(BackfillScript())
+        defer { run.cancel() }
+        harness.store.backfill(.devicePresence, gate.fetch)
+        gate.close()
+        let calls = gate.calls.count
+        upstream.send(.resumed(gap: GapWindow(start: Self.loadedAt, end: Self.loadedAt.addingTimeInterval(5))))
+        try await gate.waitForCalls(calls + 1, "the gap's call")
+        gate.open()
+        harness.clock.advance(by: .seconds(4))
+        try await harness.flush(until: "the timeout reported") { store in
+            store.lastBackfillFailure?.message.hasPrefix("timed out") == true
+        }
+        try await harness.flush(until: "healed by the retry") { !$0.isStale(.devicePresence) }
+        #expect(gate.calls.count == calls + 2)
+        gate.answer(.success([]))  // the hung call returns at last: its answer is dropped
+    }
+}
