@@ -293,7 +293,7 @@ struct AppSyncSendTimeCredentialsTests {
         await harness.transport.disconnect()
     }
 
-    @Test("a session that does not answer for a subscribe within the ack timeout: the link is replaced, and the subscribe goes out on the next")
+    @Test("a session silent for a subscribe past the ack timeout: the link is replaced; the subscribe goes out on the next")
     func hungSendTimeCredentialsReplaceTheLink() async throws {
         let harness = try AppSyncHarness()
         let states = await StateRecorder(harness.transport)
