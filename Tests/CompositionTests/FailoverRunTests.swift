@@ -53,30 +53,38 @@ struct FailoverRunTests {
             try await waitUntil("\(count) transport(s) made by the watch") { self.transports.count >= count }
         }
 
-        /// Checks that the watch makes no transport within a short real-time wait.
-        func expectNoneMade(_ comment: Comment, count: Int = 0) async throws {
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(transports.count == count, comment)
+        /// Sets `connecting` and waits for the unhealthy deadline it arms: from then on the watch reads every state
+        /// the test sets, in order (one set before it subscribed would reach it only as the current state).
+        func waitUntilWatching(_ transport: ScriptedTransport) async throws {
+            transport.setState(.connecting)
+            try await clock.waitForSleeper(sleeping: .seconds(45))
+        }
+
+        /// The reason of the first failover the notifier reports.
+        func firstFailoverReason(in events: AsyncStream<NotifierConnectionEvent>) async throws -> String? {
+            try await withTestTimeout(5, "a failover") {
+                for await event in events {
+                    if case .transportSwitched(_, _, _, .failover(let problem)) = event { return problem }
+                }
+                return nil
+            }
         }
     }
-
-    /// Yields a while so the watch reads the states set so far.
-    static func settle() async throws { try await Task.sleep(for: .milliseconds(100)) }
 
     @Test("the watch follows a switch it did not make: it fails over from the transport switched to, not the one left")
     func watchFollowsSwitch() async throws {
         let harness = Harness()
         let watch = harness.start()
         defer { watch.cancel() }
-        try await Self.settle()
+        try await harness.waitUntilWatching(harness.first)
         // An operator's switch to GraphQL (as RealtimeStack.switchTransport does it) while the watch is on AppSync.
         let graphql = ScriptedTransport(dialect: .graphQL)
         try await harness.notifier.switchTransport(to: graphql, because: .requested, onlyFromOtherDialect: true)
         await harness.first.disconnect()
-        try await Self.settle()
+        // The watch left AppSync: its deadline there is disarmed, and cannot fire in the advance below.
+        try await waitUntil("the watch on AppSync ended") { harness.clock.sleeperCount == 0 }
         // GraphQL cannot connect: the watch must see it and fail over to AppSync.
-        graphql.setState(.connecting)
-        try await harness.clock.waitForSleeper(sleeping: .seconds(45))
+        try await harness.waitUntilWatching(graphql)
         harness.clock.advance(by: .seconds(45))
         try await harness.waitForMade(1)
         #expect(harness.transports[0].dialect == .appSyncChannels)
@@ -91,14 +99,13 @@ struct FailoverRunTests {
         let harness = Harness()
         let watch = harness.start()
         defer { watch.cancel() }
-        try await Self.settle()
         harness.first.setState(.reconnecting(attempt: 1, delay: .seconds(1)))
         try await harness.clock.waitForSleeper(sleeping: .seconds(45))
         // Suspended in the background, or signed out: no failover 45 s after the reconnect began.
         harness.first.setState(.disconnected(reason))
         try await waitUntil("the unhealthy timer disarmed") { harness.clock.sleeperCount == 0 }
         harness.clock.advance(by: .seconds(45))
-        try await harness.expectNoneMade("a transport shut down since is not unhealthy")
+        #expect(harness.transports.isEmpty, "a transport shut down since is not unhealthy")
         // Back (foreground, signed in again): the watch still works.
         harness.first.setState(.connecting)
         try await harness.clock.waitForSleeper(sleeping: .seconds(45))
@@ -108,25 +115,38 @@ struct FailoverRunTests {
     }
 
     @Test("maxFailures counts established connections lost, not each failed attempt of one outage")
-    func failuresAreLostConnections() async throws {
+    func failedAttemptsAreOneOutage() async throws {
         let harness = Harness()
+        let events = await harness.notifier.connectionEvents()
         let watch = harness.start()
         defer { watch.cancel() }
-        try await Self.settle()
-        // Five fast-failing attempts of one outage: only unhealthyAfterSeconds may fail over.
-        harness.first.setState(.connecting)
+        try await harness.waitUntilWatching(harness.first)
+        // Six fast-failing attempts of one outage, then the transport gives up. Had the attempts counted as failures,
+        // the watch, which reads the states in order, would have failed over for them before reading the give-up.
         for attempt in 1...6 {
             harness.first.setState(.reconnecting(attempt: attempt, delay: .seconds(1)))
             harness.first.setState(.connecting)
         }
-        try await harness.expectNoneMade("six failed attempts are one outage, not six failures")
-        // Five established connections lost within the window: fail over.
+        harness.first.setState(.disconnected(.failed(.network("gone"))))
+        let reason = try #require(try await harness.firstFailoverReason(in: events))
+        #expect(reason.hasPrefix("transport gave up"), "six failed attempts are one outage, not six failures: \(reason)")
+    }
+
+    @Test("maxFailures established connections lost within the window fail over")
+    func lostConnectionsFailOver() async throws {
+        let harness = Harness()
+        let events = await harness.notifier.connectionEvents()
+        let watch = harness.start()
+        defer { watch.cancel() }
+        try await harness.waitUntilWatching(harness.first)
         for attempt in 1...5 {
             harness.first.setState(.connected)
             harness.first.setState(.reconnecting(attempt: attempt, delay: .seconds(1)))
         }
         try await harness.waitForMade(1)
         #expect(harness.transports[0].dialect == .graphQL)
+        let reason = try #require(try await harness.firstFailoverReason(in: events))
+        #expect(reason.hasPrefix("5 connections lost"), "\(reason)")
     }
 
     @Test("a failback probe that gives up is disconnected and made again later; the next one fails back")
@@ -137,14 +157,14 @@ struct FailoverRunTests {
         defer { probing.cancel() }
         try await harness.waitForMade(1)
         let first = harness.transports[0]
-        try await Self.settle()
+        // Seen whether the probe observes its states before or after this: as a change, or as the current state.
         first.setState(.disconnected(.failed(.network("gone"))))
         try await waitUntil("the probe disconnected") { first.disconnectCount == 1 }
         try await harness.clock.waitForSleeper(sleeping: .seconds(45))
         harness.clock.advance(by: .seconds(45))
         try await harness.waitForMade(2)
         let second = harness.transports[1]
-        try await Self.settle()
+        try await waitUntil("the new probe subscribed") { !second.subscriptions.isEmpty }
         #expect(second.subscriptions.count == 1, "the new probe subscribes again")
         second.setState(.connected)
         try await harness.clock.waitForSleeper(sleeping: .seconds(300))

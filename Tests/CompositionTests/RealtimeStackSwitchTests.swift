@@ -38,7 +38,9 @@ struct RealtimeStackSwitchTests {
         let graphql = try await server.nextConnection()
         // Still on AppSync while the switch to GraphQL waits for its subscription: the operator asks for AppSync.
         let back = Task { try await stack.switchTransport(to: .appsync) }
-        try await Task.sleep(for: .milliseconds(200))
+        try await withTestTimeout(5, "the switch back queued behind the first") {
+            while await stack.notifier.pendingOperationCount < 2 { try await TestTime.pollPause() }
+        }
         _ = try await graphql.nextSentJSON()
         graphql.emit(#"{"type":"connection_ack"}"#)
         let id = try #require(try await graphql.nextSentJSON()["id"] as? String)
@@ -63,12 +65,13 @@ struct RealtimeStackSwitchTests {
         let server = ScriptedWebSocketServer()
         var (stack, appsync, roles): (RealtimeStack?, ScriptedConnection?, AsyncStream<RoleChangeOutput>?) = try await Self.liveStack(
             server, failover: true)
+        let observers = stack!.notifier.connectionEventObserverCount
         await stack!.startFailover()
         let task = try #require(await stack!.failoverTask)
         let weakStack = WeakBox(stack!)
         let weakNotifier = WeakBox(stack!.notifier)
-        // Let the watch start (and take what it holds).
-        try await Task.sleep(for: .milliseconds(200))
+        // Let the watch start (and take what it holds): it observes the notifier's connection events first.
+        try await waitUntil("the watch started") { weakNotifier.object?.connectionEventObserverCount ?? 0 > observers }
         roles = nil
         stack = nil
         #expect(roles == nil)

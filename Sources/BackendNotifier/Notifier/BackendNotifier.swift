@@ -109,6 +109,13 @@ public actor BackendNotifier {
         events.makeStream(onLastObserverGone: {})
     }
 
+    /// How many observe ``connectionEvents()`` now (tests wait for an observer to be watching).
+    package nonisolated var connectionEventObserverCount: Int { events.observerCount }
+
+    /// How many operations (identity updates, switches, resumptions) are asked for and not yet done (tests wait for one
+    /// to be queued).
+    package var pendingOperationCount: Int { waiters.count }
+
     /// The connection as an app shows it: connecting, live, reconnecting, offline or suspended. Starts with the
     /// current state and follows whichever transport is active.
     public func connectionStates() -> AsyncStream<NotifierConnectionState> {

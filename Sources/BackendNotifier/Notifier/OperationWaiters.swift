@@ -4,6 +4,9 @@ struct OperationWaiters {
     private var waiting: [Int: CheckedContinuation<Void, any Error>] = [:]
     private var lastID = 0
 
+    /// The operations whose callers are waiting.
+    var count: Int { waiting.count }
+
     /// A new operation id.
     mutating func next() -> Int {
         lastID += 1
