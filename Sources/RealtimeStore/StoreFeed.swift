@@ -25,17 +25,8 @@ final class StoreFeed: Sendable {
         let fellBehind: @Sendable () -> Void
     }
 
-    /// The run feeding the store: the newest call of ``run(notifier:store:)``.
-    private struct RunSlot {
-        let id: Int
-        let jobs: AsyncStream<Job>.Continuation
-        let wake: AsyncStream<Void>.Continuation
-        /// Fired once the run's readers of the notifier's streams have left (the next run's readers wait for it).
-        let readersEnded: OneShotSignal<Void>
-    }
-
     /// Why a stream's kinds are held (no call until the stream is live again).
-    private enum Hold {
+    enum Hold {
         /// Nothing restarts the stream but the app (the session ended, the user signed out, no run reads it): a
         /// transport switch does not either.
         case stopped
@@ -43,7 +34,7 @@ final class StoreFeed: Sendable {
         case failed
     }
 
-    private struct State {
+    struct State {
         var ledger = StoreLedger()
         var delivered = DeliveredEvents()
         var readers: [VortexEventKind: [Int: ValueReader]] = [:]
@@ -81,10 +72,11 @@ final class StoreFeed: Sendable {
         var wake: AsyncStream<Void>.Continuation? { run?.wake }
     }
 
-    private let state: Locked<State>
+    // Not private: the run's takeover and end, and the backfill call, are extensions in files of their own.
+    let state: Locked<State>
     private let configuration: StoreConfiguration
-    private let clock: any Clock<Duration>
-    private let wallClock: WallClock
+    let clock: any Clock<Duration>
+    let wallClock: WallClock
 
     init(configuration: StoreConfiguration, clock: any Clock<Duration>, wallClock: WallClock) {
         let planners = Dictionary(uniqueKeysWithValues: Self.kinds.map { ($0, BackfillPlanner(policy: configuration.backfillPolicy)) })
@@ -119,14 +111,7 @@ final class StoreFeed: Sendable {
         let (jobs, jobsContinuation) = AsyncStream<Job>.makeStream()
         let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let readersEnded = OneShotSignal<Void>()
-        let (id, previous, previousReaders) = state.withLock { state -> (Int, RunSlot?, OneShotSignal<Void>?) in
-            state.nextRun += 1
-            let previous = state.run
-            let previousReaders = previous?.readersEnded ?? state.endedRunReaders
-            state.run = RunSlot(id: state.nextRun, jobs: jobsContinuation, wake: wake, readersEnded: readersEnded)
-            state.endedRunReaders = nil
-            return (state.nextRun, previous, previousReaders)
-        }
+        let (id, previous, previousReaders) = takeOver(jobs: jobsContinuation, wake: wake, readersEnded: readersEnded)
         // Its loop ends, and its tasks are cancelled; what it had not flushed yet, this run flushes.
         previous?.jobs.finish()
         if state.withLock({ !$0.changed.isEmpty }) { wake.yield() }
@@ -144,26 +129,6 @@ final class StoreFeed: Sendable {
             group.cancelAll()
             await end(id, store: store)
         }
-    }
-
-    /// The run `id` stopped: if no newer run took over, every kind is stale from now (and held until a run starts
-    /// again), and the main actor gets that at once (the run's flush has stopped).
-    private func end(_ id: Int, store: RealtimeStore) async {
-        let now = wallClock.now()
-        let ended = state.withLock { state -> Bool in
-            guard let run = state.run, run.id == id else { return false }
-            state.run = nil
-            state.endedRunReaders = run.readersEnded
-            for upstream in NotifierUpstream.allCases {
-                state.interruptedStreams[upstream.rawValue] = min(state.interruptedStreams[upstream.rawValue] ?? now, now)
-                state.heldStreams[upstream.rawValue] = .stopped
-            }
-            // No run: no call is made (the next run starts afresh).
-            for kind in Self.kinds { _ = handle(kind, .interrupted(since: now), &state) }
-            return true
-        }
-        guard ended, let batch = drain() else { return }
-        await store.apply(batch)
     }
 
     /// Reads the notifier's streams, generation after generation: each identity change stops the readers and starts
@@ -220,7 +185,7 @@ final class StoreFeed: Sendable {
         }
     }
 
-    private func drain() -> StoreBatch? {
+    func drain() -> StoreBatch? {
         state.withLock { state in
             guard !state.changed.isEmpty else { return nil }
             state.statistics.flushes += 1
@@ -466,7 +431,7 @@ final class StoreFeed: Sendable {
     }
 
     /// Feeds the kind's planner under the lock; returns the jobs its actions need (started once the lock is released).
-    private func handle(_ kind: VortexEventKind, _ event: BackfillPlanner.Event, _ state: inout State) -> [Job] {
+    func handle(_ kind: VortexEventKind, _ event: BackfillPlanner.Event, _ state: inout State) -> [Job] {
         guard let actions = state.planners[kind]?.handle(event) else { return [] }
         let generation = state.generation
         var jobs: [Job] = []
@@ -511,35 +476,6 @@ final class StoreFeed: Sendable {
             }
         }
         return jobs
-    }
-
-    /// What a call returned: its events, or the failure as text, or nothing (the calling task was cancelled).
-    private enum CallResult: Sendable {
-        case success([VortexEvent])
-        case failure(String)
-        case cancelled
-    }
-
-    /// Calls `fetch`, racing it against `timeout` on the store's clock: a call that has not returned by then fails with
-    /// "timed out" and is cancelled (one that ignores cancellation is left to finish; its answer is dropped).
-    private func call(_ fetch: @escaping Fetch, since: Date, timeout: Duration) async -> CallResult {
-        let result = OneShotSignal<CallResult>()
-        let fetching = Task {
-            do {
-                result.fire(.success(try await fetch(since)))
-            } catch {
-                result.fire(Task.isCancelled ? .cancelled : .failure("\(error)"))
-            }
-        }
-        let timing = Task { [clock] in
-            do { try await clock.sleepReleasingOnCancel(for: timeout) } catch { return }
-            result.fire(.failure("timed out after \(timeout)"))
-        }
-        defer {
-            fetching.cancel()
-            timing.cancel()
-        }
-        return await result.wait() ?? .cancelled
     }
 
     private func start(_ jobs: [Job]) {

@@ -6,91 +6,6 @@ import Testing
 
 @testable import RealtimeStore
 
-/// A notifier on a scripted transport and a store fed by it, both on one manual clock.
-struct StoreHarness {
-    let clock = ManualClock()
-    let transport: ScriptedTransport
-    let notifier: BackendNotifier
-    let store: RealtimeStore
-
-    @MainActor
-    init(
-        flushInterval: Duration = .milliseconds(16), backfillPolicy: BackfillPolicy = BackfillPolicy(),
-        dialect: TransportDialect = .appSyncChannels
-    ) {
-        let clock = self.clock
-        let transport = ScriptedTransport(dialect: dialect)
-        self.transport = transport
-        let wallClock = WallClock { Date(timeIntervalSince1970: 1_800_000_000 + Double(clock.now.offset.components.seconds)) }
-        notifier = BackendNotifier(transport: transport, userId: "u-1", organizationId: "o-1", clock: clock, wallClock: wallClock)
-        store = RealtimeStore(
-            notifier: notifier, configuration: StoreConfiguration(flushInterval: flushInterval, backfillPolicy: backfillPolicy),
-            clock: clock, wallClock: wallClock)
-    }
-
-    static func presence(_ thing: String, online: Bool, at second: Int) -> DevicePresenceOutput {
-        DevicePresenceOutput(
-            eventType: "device/presenceChanged", timestamp: "2026-11-26T10:00:\(String(format: "%02d", second))Z", orgId: "o-1",
-            siteId: "g-1", thingName: thing, online: online)
-    }
-
-    static func presenceJSON(_ thing: String, online: Bool, at second: Int) -> String {
-        #"{"eventType":"device/presenceChanged","timestamp":"2026-11-26T10:00:\#(String(format: "%02d", second))Z","orgId":"o-1","siteId":"g-1","thingName":"\#(thing)","online":\#(online)}"#
-    }
-
-    func deviceUpstream(for user: String = "u-1") async throws -> ScriptedTransport.Subscription {
-        try await transport.waitForSubscription(where: { $0 == .channel("vortex-app/user/\(user)/device/*") })
-    }
-
-    /// Registers `script` as the presence backfill, starts the store, makes the device upstream live with `t-1` online
-    /// (at 10 s), and waits until the store holds it and the initial load is done. Cancel the returned task.
-    @MainActor
-    func startWithDevice(_ script: BackfillScript) async throws -> (run: Task<Void, Never>, upstream: ScriptedTransport.Subscription) {
-        store.backfill(.devicePresence, script.fetch)
-        let store = store
-        let run = Task { await store.run() }
-        let upstream = try await deviceUpstream()
-        upstream.send(.live)
-        upstream.send(json: Self.presenceJSON("t-1", online: true, at: 10))
-        try await flush(until: "t-1 and the initial load") { store in
-            store.devices["t-1"] != nil && !store.isStale(.devicePresence)
-        }
-        return (run, upstream)
-    }
-
-    /// Advances the clock a flush interval at a time until `condition` holds on the main actor.
-    func flush(until what: String, _ condition: @escaping @MainActor @Sendable (RealtimeStore) -> Bool) async throws {
-        let store = store
-        let clock = clock
-        try await withTestTimeout(10, what) {
-            while await !MainActor.run(body: { condition(store) }) {
-                clock.advance(by: .milliseconds(16))
-                try await TestTime.pollPause()
-            }
-        }
-    }
-}
-
-/// What a backfill was asked for, and what it answers next.
-final class BackfillScript: Sendable {
-    private let state = Locked<(calls: [Date], answers: [Result<[DevicePresenceOutput], BackfillScriptError>])>(([], []))
-
-    func answer(_ result: Result<[DevicePresenceOutput], BackfillScriptError>) { state.withLock { $0.answers.append(result) } }
-    var calls: [Date] { state.withLock { $0.calls } }
-
-    @Sendable func fetch(since: Date) async throws -> [DevicePresenceOutput] {
-        let next = state.withLock { state -> Result<[DevicePresenceOutput], BackfillScriptError> in
-            state.calls.append(since)
-            return state.answers.isEmpty ? .success([]) : state.answers.removeFirst()
-        }
-        return try next.get()
-    }
-}
-
-struct BackfillScriptError: Error, CustomStringConvertible {
-    var description: String { "HTTP 503" }
-}
-
 @Suite("RealtimeStore: fed by the notifier, healed by backfills")
 struct RealtimeStoreTests {
     @Test("the store starts stale, loads everything through the backfill, then follows live events, newest per device")
@@ -101,7 +16,7 @@ struct RealtimeStoreTests {
         script.answer(.success([StoreHarness.presence("t-2", online: true, at: 1)]))
         harness.store.backfill(.devicePresence, script.fetch)
         #expect(harness.store.isStale(.devicePresence))
-        let run = Task { await harness.store.run() }
+        let run = harness.startRun()
         defer { run.cancel() }
         let upstream = try await harness.deviceUpstream()
         upstream.send(.live)
@@ -112,7 +27,7 @@ struct RealtimeStoreTests {
                 && !store.isStale(.devicePresence)
         }
         // Everything at start, then again from the start once the stream is live (what was published in between).
-        #expect(script.calls == [.distantPast, Date(timeIntervalSince1970: 1_800_000_000)])
+        #expect(script.calls == [.distantPast, StoreHarness.loadedAt])
         #expect(!harness.store.isStale(.devicePresence))
         // Kinds without a registered backfill cannot be healed: they stay stale.
         #expect(harness.store.isStale(.plan))
@@ -127,9 +42,7 @@ struct RealtimeStoreTests {
     @Test("a resumed gap: stale from the gap's start; a failed backfill is reported and retried; success heals and clears it")
     @MainActor
     func gapHealed() async throws {
-        let harness = StoreHarness()
-        let script = BackfillScript()
-        let (run, upstream) = try await harness.startWithDevice(script)
+        let (harness, script, run, upstream) = try await StoreHarness.startedWithDevice()
         defer { run.cancel() }
         let loads = script.calls.count
         let failures = ValueRecorder(harness.store.backfillFailures())
@@ -157,9 +70,7 @@ struct RealtimeStoreTests {
     @Test("another identity starts empty and stale, its streams subscribe for it, and it is loaded from the start")
     @MainActor
     func identityChange() async throws {
-        let harness = StoreHarness()
-        let script = BackfillScript()
-        let (run, first) = try await harness.startWithDevice(script)
+        let (harness, script, run, first) = try await StoreHarness.startedWithDevice()
         defer { run.cancel() }
         await harness.store.update(userId: "u-2", organizationId: "o-1")
         #expect(harness.store.devices.isEmpty)
@@ -175,12 +86,11 @@ struct RealtimeStoreTests {
         #expect(harness.store.devices["t-1"] == nil)
         #expect(script.calls.filter { $0 == .distantPast }.count == 2, "each identity loaded from the start")
     }
+
     @Test("sign-out empties the store and calls no backfill while signed out; signing in again loads from the start")
     @MainActor
     func signOutThenIn() async throws {
-        let harness = StoreHarness()
-        let script = BackfillScript()
-        let (run, first) = try await harness.startWithDevice(script)
+        let (harness, script, run, first) = try await StoreHarness.startedWithDevice()
         defer { run.cancel() }
         let loads = script.calls.count
         await harness.store.update(userId: nil, organizationId: nil)
@@ -188,10 +98,7 @@ struct RealtimeStoreTests {
         #expect(harness.store.isStale(.devicePresence))
         // Nothing of the signed-out identity is applied, and nothing is fetched while nobody is signed in.
         first.send(json: StoreHarness.presenceJSON("t-1", online: false, at: 20))
-        for _ in 0..<20 {
-            harness.clock.advance(by: .milliseconds(16))
-            try await TestTime.pollPause()
-        }
+        try await harness.idle(steps: 20)
         #expect(harness.store.devices.isEmpty)
         #expect(script.calls.count == loads, "no backfill without an identity")
         await harness.store.update(userId: "u-1", organizationId: "o-1")
@@ -209,16 +116,10 @@ struct RealtimeStoreTests {
     @Test("an expired session: stale at once, no call meanwhile; the first live after recovery backfills from the expiry")
     @MainActor
     func expiredSession() async throws {
-        let harness = StoreHarness()
-        let script = BackfillScript()
-        harness.store.backfill(.devicePresence, script.fetch)
-        let run = Task { await harness.store.run() }
+        let (harness, script, run, first) = try await StoreHarness.startedWithDevice()
         defer { run.cancel() }
-        let first = try await harness.deviceUpstream()
-        first.send(.live)
-        try await harness.flush(until: "the initial load") { !$0.isStale(.devicePresence) }
         let loads = script.calls.count
-        func wall() -> Date { Date(timeIntervalSince1970: 1_800_000_000 + Double(harness.clock.now.offset.components.seconds)) }
+        func wall() -> Date { StoreHarness.loadedAt.addingTimeInterval(Double(harness.clock.now.offset.components.seconds)) }
         first.finish(throwing: RealtimeError.sessionExpired("refused"))
         try await harness.flush(until: "stale after the expiry") { $0.isStale(.devicePresence) }
         let expiredAt = wall()
@@ -239,14 +140,8 @@ struct RealtimeStoreTests {
     @Test("a stream the server ended: its kinds go stale at once; restarted, the first live backfills from the end")
     @MainActor
     func streamEndedByTheServer() async throws {
-        let harness = StoreHarness()
-        let script = BackfillScript()
-        harness.store.backfill(.devicePresence, script.fetch)
-        let run = Task { await harness.store.run() }
+        let (harness, script, run, first) = try await StoreHarness.startedWithDevice()
         defer { run.cancel() }
-        let first = try await harness.deviceUpstream()
-        first.send(.live)
-        try await harness.flush(until: "the initial load") { !$0.isStale(.devicePresence) }
         let loads = script.calls.count
         first.finish()  // ended without an error (GraphQL's complete)
         try await harness.flush(until: "stale after the end") { $0.isStale(.devicePresence) }
@@ -271,7 +166,7 @@ struct RealtimeStoreTests {
             return []
         }
         let events = ValueRecorder(await harness.notifier.connectionEvents())
-        let run = Task { await harness.store.run() }
+        let run = harness.startRun()
         defer { run.cancel() }
         // Every upstream of a transport goes live as it appears (the flushes also advance the clock past the switch's
         // settle).
@@ -301,19 +196,4 @@ struct RealtimeStoreTests {
         #expect(presence.calls.last == gap.start)
         #expect(plans.withLock { $0.last } == gap.start, "one window for every kind")
     }
-}
-
-/// Records every value of a stream as it arrives.
-final class ValueRecorder<Value: Sendable>: Sendable {
-    private let recorded = Locked<[Value]>([])
-    private let task: Task<Void, Never>
-
-    init(_ stream: AsyncStream<Value>) {
-        let recorded = recorded
-        task = Task { for await value in stream { recorded.withLock { $0.append(value) } } }
-    }
-
-    var values: [Value] { recorded.withLock { $0 } }
-
-    deinit { task.cancel() }
 }

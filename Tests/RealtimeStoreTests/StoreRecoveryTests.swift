@@ -6,74 +6,17 @@ import Testing
 
 @testable import RealtimeStore
 
-/// A presence backfill whose calls wait until the test answers them (or answer at once once `opened`).
-final class GatedBackfill: Sendable {
-    private struct State {
-        var calls: [Date] = []
-        var waiting: [CheckedContinuation<Result<[DevicePresenceOutput], BackfillScriptError>, Never>] = []
-        var gated = true
-    }
-
-    private let state = Locked(State())
-
-    var calls: [Date] { state.withLock { $0.calls } }
-    var waitingCount: Int { state.withLock { $0.waiting.count } }
-
-    /// Calls answer at once with nothing from now on (the waiting ones stay waiting).
-    func open() { state.withLock { $0.gated = false } }
-    /// Calls wait for ``answer(_:)`` from now on.
-    func close() { state.withLock { $0.gated = true } }
-
-    /// Answers the oldest waiting call.
-    func answer(_ result: Result<[DevicePresenceOutput], BackfillScriptError>) {
-        let waiter = state.withLock { $0.waiting.isEmpty ? nil : $0.waiting.removeFirst() }
-        waiter?.resume(returning: result)
-    }
-
-    /// Ignores cancellation, like a fetch that hangs.
-    @Sendable func fetch(since: Date) async throws -> [DevicePresenceOutput] {
-        let result = await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> Bool in
-                state.calls.append(since)
-                if state.gated { state.waiting.append(continuation) }
-                return !state.gated
-            }
-            if now { continuation.resume(returning: .success([])) }
-        }
-        return try result.get()
-    }
-
-    func waitForCalls(_ count: Int, _ what: String) async throws {
-        try await withTestTimeout(10, what) {
-            while self.calls.count < count { try await TestTime.pollPause() }
-        }
-    }
-}
-
 @Suite("RealtimeStore: restarted runs, switches, late registrations, identities and timeouts")
 struct StoreRecoveryTests {
-    static let loadedAt = Date(timeIntervalSince1970: 1_800_000_000)
-
-    /// Advances the clock a few flush intervals (for "nothing happens" checks).
-    static func idle(_ harness: StoreHarness, steps: Int = 30) async throws {
-        for _ in 0..<steps {
-            harness.clock.advance(by: .milliseconds(16))
-            try await TestTime.pollPause()
-        }
-    }
-
     // MARK: 1. A restarted run
 
     @Test("a run restarted before the previous one wound down takes over: the streams are read again")
     @MainActor
     func restartedRunTakesOver() async throws {
-        let harness = StoreHarness()
-        let script = BackfillScript()
-        let (first, upstream) = try await harness.startWithDevice(script)
+        let (harness, _, first, upstream) = try await StoreHarness.startedWithDevice()
         // A SwiftUI `.task` cancelled and restarted at once.
         first.cancel()
-        let store = harness.store
-        let second = Task { await store.run() }
+        let second = harness.startRun()
         defer { second.cancel() }
         // The new run's readers may find the upstream still running, or restart it: the event is sent (again, a
         // duplicate changes nothing) on whichever device subscription is active until the store has it.
@@ -92,17 +35,14 @@ struct StoreRecoveryTests {
     @Test("a run that ends with no successor marks every kind stale: nothing keeps them current any more")
     @MainActor
     func endedRunMarksStale() async throws {
-        let harness = StoreHarness()
-        let script = BackfillScript()
-        let (run, _) = try await harness.startWithDevice(script)
+        let (harness, script, run, _) = try await StoreHarness.startedWithDevice()
         run.cancel()
         try await harness.flush(until: "stale once the run ended") { $0.isStale(.devicePresence) }
         await run.value
         #expect(harness.store.isStale(.devicePresence))
         // Run again: loaded afresh, current again.
         let loads = script.calls.count
-        let store = harness.store
-        let again = Task { await store.run() }
+        let again = harness.startRun()
         defer { again.cancel() }
         try await harness.flush(until: "loaded again") { _ in script.calls.count > loads }
         #expect(script.calls[loads] == .distantPast)
@@ -132,8 +72,7 @@ struct StoreRecoveryTests {
         let harness = StoreHarness()
         let script = BackfillScript()
         harness.store.backfill(.devicePresence, script.fetch)
-        let store = harness.store
-        let run = Task { await store.run() }
+        let run = harness.startRun()
         defer { run.cancel() }
         // The device stream subscribes but never goes live on the first transport.
         _ = try await harness.deviceUpstream()
@@ -144,15 +83,13 @@ struct StoreRecoveryTests {
         try await harness.flush(until: "current again") { !$0.isStale(.devicePresence) }
         // Events published between the load and the switch were never delivered: the window reaches back to the load.
         let since = try #require(script.calls.last)
-        #expect(since <= Self.loadedAt)
+        #expect(since <= StoreHarness.loadedAt)
     }
 
     @Test("a switch while the session is expired keeps the kinds stale: no stream runs, nothing is fetched")
     @MainActor
     func switchAfterExpiryStaysHeld() async throws {
-        let harness = StoreHarness()
-        let script = BackfillScript()
-        let (run, upstream) = try await harness.startWithDevice(script)
+        let (harness, script, run, upstream) = try await StoreHarness.startedWithDevice()
         defer { run.cancel() }
         let events = ValueRecorder(await harness.notifier.connectionEvents())
         let loads = script.calls.count
@@ -162,7 +99,7 @@ struct StoreRecoveryTests {
         try await Self.failover(harness, until: "switched") {
             events.values.contains { if case .transportSwitched = $0 { true } else { false } }
         }
-        try await Self.idle(harness)
+        try await harness.idle()
         #expect(harness.store.isStale(.devicePresence))
         #expect(script.calls.count == loads, "no backfill while no stream runs")
     }
@@ -172,9 +109,7 @@ struct StoreRecoveryTests {
     @Test("a backfill registered after run() makes the call that was due: the kind is loaded and becomes current")
     @MainActor
     func lateRegistration() async throws {
-        let harness = StoreHarness()
-        let script = BackfillScript()
-        let (run, _) = try await harness.startWithDevice(script)
+        let (harness, _, run, _) = try await StoreHarness.startedWithDevice()
         defer { run.cancel() }
         #expect(harness.store.isStale(.plan))
         let plans = Locked<[Date]>([])
@@ -193,16 +128,13 @@ struct StoreRecoveryTests {
     @Test("signed out, a restarted run fetches nothing")
     @MainActor
     func signedOutRestartFetchesNothing() async throws {
-        let harness = StoreHarness()
-        let script = BackfillScript()
-        let (first, _) = try await harness.startWithDevice(script)
+        let (harness, script, first, _) = try await StoreHarness.startedWithDevice()
         await harness.store.update(userId: nil, organizationId: nil)
         let loads = script.calls.count
         first.cancel()
-        let store = harness.store
-        let second = Task { await store.run() }
+        let second = harness.startRun()
         defer { second.cancel() }
-        try await Self.idle(harness)
+        try await harness.idle()
         #expect(script.calls.count == loads, "no backfill without an identity")
         #expect(harness.store.isStale(.devicePresence))
     }
@@ -216,8 +148,7 @@ struct StoreRecoveryTests {
         let harness = StoreHarness(dialect: .graphQL)
         let reader = StoreValueReader(harness.store.values(.roleChanged))
         harness.store.backfill(.roleChanged) { _ in [] }
-        let store = harness.store
-        let run = Task { await store.run() }
+        let run = harness.startRun()
         defer { run.cancel() }
         let upstream = try await harness.transport.waitForSubscription(where: { request in
             if case .graphQL(let operation) = request.topic { "\(operation)".contains("subscribeRoleChange") } else { false }
@@ -236,19 +167,13 @@ struct StoreRecoveryTests {
     @MainActor
     func oldIdentityFailureNotReported() async throws {
         let harness = StoreHarness()
-        let gate = GatedBackfill()
-        gate.open()
-        let (run, upstream) = try await harness.startWithDevice(BackfillScript())
-        defer { run.cancel() }
-        harness.store.backfill(.devicePresence, gate.fetch)
-        gate.close()
+        // Recording from the start: no failure at all is reported, before the gap's call or after.
         let failures = ValueRecorder(harness.store.backfillFailures())
-        let calls = gate.calls.count
-        upstream.send(.resumed(gap: GapWindow(start: Self.loadedAt, end: Self.loadedAt.addingTimeInterval(5))))
-        try await gate.waitForCalls(calls + 1, "the gap's call")
+        let (run, gate, _) = try await harness.startWithHangingGapCall()
+        defer { run.cancel() }
         await harness.store.update(userId: nil, organizationId: nil)
         gate.answer(.failure(BackfillScriptError()))
-        try await Self.idle(harness)
+        try await harness.idle()
         #expect(failures.values.isEmpty)
         #expect(harness.store.lastBackfillFailure == nil)
         #expect(harness.store.statistics.backfillFailures == 0)
@@ -270,22 +195,28 @@ struct StoreRecoveryTests {
     @MainActor
     func hangingCallTimesOut() async throws {
         let harness = StoreHarness(backfillPolicy: BackfillPolicy(callTimeout: .seconds(3)))
-        let gate = GatedBackfill()
-        gate.open()
-        let (run, upstream) = try await harness.startWithDevice(BackfillScript())
+        let (run, gate, calls) = try await harness.startWithHangingGapCall()
         defer { run.cancel() }
-        harness.store.backfill(.devicePresence, gate.fetch)
-        gate.close()
-        let calls = gate.calls.count
-        upstream.send(.resumed(gap: GapWindow(start: Self.loadedAt, end: Self.loadedAt.addingTimeInterval(5))))
-        try await gate.waitForCalls(calls + 1, "the gap's call")
         gate.open()
+        try await harness.clock.waitForSleeper(sleeping: .seconds(3))
         harness.clock.advance(by: .seconds(4))
         try await harness.flush(until: "the timeout reported") { store in
             store.lastBackfillFailure?.message.hasPrefix("timed out") == true
         }
         try await harness.flush(until: "healed by the retry") { !$0.isStale(.devicePresence) }
         #expect(gate.calls.count == calls + 2)
+        gate.answer(.success([]))  // the hung call returns at last: its answer is dropped
+    }
+
+    @Test("a run that ends while a call hangs (ignoring cancellation) ends all the same: the call is abandoned")
+    @MainActor
+    func runEndsDespiteHangingCall() async throws {
+        let harness = StoreHarness()
+        let (run, gate, _) = try await harness.startWithHangingGapCall()
+        run.cancel()
+        try await run.boundedValue()
+        #expect(gate.waitingCount == 1, "the call still hangs")
+        #expect(harness.store.isStale(.devicePresence))
         gate.answer(.success([]))  // the hung call returns at last: its answer is dropped
     }
 }

@@ -6,38 +6,6 @@ import Testing
 
 @testable import RealtimeStore
 
-/// Reads a value stream of the store into an array, and what ended it.
-final class StoreValueReader<Payload: Sendable & Equatable>: Sendable {
-    private let state = Locked<(values: [StoreValue<Payload>], end: (any Error)?, ended: Bool)>(([], nil, false))
-    private let task: Task<Void, Never>
-
-    init(_ stream: AsyncThrowingStream<StoreValue<Payload>, any Error>) {
-        let state = state
-        task = Task {
-            do {
-                for try await value in stream { state.withLock { $0.values.append(value) } }
-                state.withLock { $0.ended = true }
-            } catch {
-                state.withLock {
-                    $0.end = error
-                    $0.ended = true
-                }
-            }
-        }
-    }
-
-    var values: [StoreValue<Payload>] { state.withLock { $0.values } }
-    var end: (ended: Bool, error: (any Error)?) { state.withLock { ($0.ended, $0.end) } }
-
-    func wait(for count: Int, _ what: String) async throws {
-        try await withTestTimeout(10, what) {
-            while self.values.count < count { try await TestTime.pollPause() }
-        }
-    }
-
-    deinit { task.cancel() }
-}
-
 @Suite("RealtimeStore.values: live events and backfills in one stream, each value once")
 struct StoreValueStreamTests {
     static func archive(_ thing: String, _ status: String, at second: Int) -> ArchiveStateOutput {
@@ -97,7 +65,7 @@ struct StoreValueStreamTests {
             calls.withLock { $0.append(since) }
             return answers.withLock { $0.isEmpty ? [] : $0.removeFirst() }
         }
-        let run = Task { await harness.store.run() }
+        let run = harness.startRun()
         defer { run.cancel() }
         let upstream = try await harness.transport.waitForSubscription(where: {
             $0 == .channel("vortex-app/user/u-1/archive/stateChanged")
@@ -126,7 +94,7 @@ struct StoreValueStreamTests {
         let reader = StoreValueReader(harness.store.values(.roleChanged))
         let answers = Locked<[[RoleChangeOutput]]>([[], [], [Self.role("demoted", at: 2), Self.role("promoted", at: 4)]])
         harness.store.backfill(.roleChanged) { _ in answers.withLock { $0.isEmpty ? [] : $0.removeFirst() } }
-        let run = Task { await harness.store.run() }
+        let run = harness.startRun()
         defer { run.cancel() }
         let upstream = try await harness.transport.waitForSubscription(where: { $0 == .channel("vortex-app/user/u-1/roleChanged") })
         upstream.send(.live)
@@ -146,7 +114,7 @@ struct StoreValueStreamTests {
     func identityForgetsDelivered() async throws {
         let harness = StoreHarness()
         let reader = StoreValueReader(harness.store.values(.roleChanged))
-        let run = Task { await harness.store.run() }
+        let run = harness.startRun()
         defer { run.cancel() }
         let first = try await harness.transport.waitForSubscription(where: { $0 == .channel("vortex-app/user/u-1/roleChanged") })
         first.send(.live)
@@ -164,7 +132,7 @@ struct StoreValueStreamTests {
     @MainActor
     func archiveStaleOnlyWhenRegistered() async throws {
         let harness = StoreHarness()
-        let run = Task { await harness.store.run() }
+        let run = harness.startRun()
         defer { run.cancel() }
         let upstream = try await harness.transport.waitForSubscription(where: {
             $0 == .channel("vortex-app/user/u-1/archive/stateChanged")
@@ -173,10 +141,7 @@ struct StoreValueStreamTests {
         upstream.send(
             .resumed(gap: GapWindow(start: Date(timeIntervalSince1970: 1_800_000_000), end: Date(timeIntervalSince1970: 1_800_000_010))))
         try await harness.flush(until: "the plan stale, as every state kind without a backfill") { $0.isStale(.plan) }
-        for _ in 0..<5 {
-            harness.clock.advance(by: .milliseconds(16))
-            try await TestTime.pollPause()
-        }
+        try await harness.idle(steps: 5)
         #expect(!harness.store.isStale(.archiveState))
         #expect(!harness.store.staleKinds.contains(.archiveState))
     }
@@ -184,25 +149,15 @@ struct StoreValueStreamTests {
     @Test("a reader that falls behind gets what it had queued, then the stream throws: nothing is dropped silently")
     @MainActor
     func fellBehind() async throws {
-        let clock = ManualClock()
-        let transport = ScriptedTransport(dialect: .appSyncChannels)
-        let wallClock = WallClock { Date(timeIntervalSince1970: 1_800_000_000) }
-        let notifier = BackendNotifier(transport: transport, userId: "u-1", organizationId: "o-1", clock: clock, wallClock: wallClock)
-        let store = RealtimeStore(
-            notifier: notifier, configuration: StoreConfiguration(valueBufferLimit: 2), clock: clock, wallClock: wallClock)
-        let stream = store.values(.devicePresence)
-        let run = Task { await store.run() }
+        let harness = StoreHarness(valueBufferLimit: 2)
+        let stream = harness.store.values(.devicePresence)
+        let run = harness.startRun()
         defer { run.cancel() }
-        let upstream = try await transport.waitForSubscription(where: { $0 == .channel("vortex-app/user/u-1/device/*") })
+        let upstream = try await harness.deviceUpstream()
         upstream.send(.live)
         // Nobody reads yet: the third value does not fit.
         for second in 1...3 { upstream.send(json: StoreHarness.presenceJSON("t-1", online: true, at: second)) }
-        try await withTestTimeout(10, "three values taken") {
-            while await MainActor.run(body: { store.statistics.applied }) < 3 {
-                clock.advance(by: .milliseconds(16))
-                try await TestTime.pollPause()
-            }
-        }
+        try await harness.flush(until: "three values taken") { $0.statistics.applied >= 3 }
         let seen = Locked<[String]>([])
         try await withTestTimeout(10, "the stream's end") {
             do {

@@ -49,7 +49,7 @@ extension AppSyncState {
     /// Step 2: credentials for `batch`; `nil` if the session gives none within ``credentialsTimeout``.
     private func credentials(for batch: SendBatch) async -> SendTimeCredentials? {
         let (auth, forceRefresh, clock): (any AuthSession, Bool, any Clock<Duration>) = (auth, batch.forceRefresh, clock)
-        let answer: SendTimeCredentials? = await withDeadline(credentialsTimeout, on: clock) {
+        let answer: SendTimeCredentials? = await withDeadline(credentialsTimeout, on: clock, mode: .awaitOperation) {
             await auth.credentialsForSending(forceRefresh: forceRefresh)
         }
         return answer

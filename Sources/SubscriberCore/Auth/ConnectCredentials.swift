@@ -35,7 +35,7 @@ package final class ConnectCredentials: Sendable {
             running.append(Call(forceRefresh: forceRefresh, answer: answer, task: task))
             return answer
         }
-        return await withDeadline(timeout, on: clock) { await answer.wait() ?? .cancelled }
+        return await withDeadline(timeout, on: clock, mode: .awaitOperation) { await answer.wait() ?? .cancelled }
     }
 
     /// Cancels every call still running: nobody will ask again.
