@@ -14,7 +14,7 @@ struct GraphQLLinkDriver: LinkDriver {
     func handshakeMessages() -> [WebSocketMessage] { [.text(GraphQLOutboundMessage.connectionInit(payload: connectionPayload))] }
 
     func handleHandshakeFrame(_ message: WebSocketMessage) -> LinkHandshakeStep {
-        withBytes(message) { bytes in
+        message.withBytes { bytes in
             guard let envelope = try? JSONEnvelope(scanning: bytes), let type = envelope.string("type", in: bytes) else {
                 return .fail(.protocolViolation("malformed message"), closeCode: GraphQLCloseCode.badResponse, reason: "malformed message")
             }
@@ -36,7 +36,7 @@ struct GraphQLLinkDriver: LinkDriver {
     func linkOpened(_ control: LinkControl) { state.linkOpened(id, control: control) }
 
     func handleFrame(_ message: WebSocketMessage, into batch: DeliveryBatch) -> LinkFrameStep {
-        withBytes(message) { handle($0, batch) }
+        message.withBytes { handle($0, batch) }
     }
 
     func pendingMessages() -> [WebSocketMessage] { state.pendingMessages(on: id) }
@@ -46,13 +46,6 @@ struct GraphQLLinkDriver: LinkDriver {
     func timerFired(_ token: Int) { state.timerFired(token, on: id) }
 
     func rotationDue() {}
-
-    private func withBytes<R>(_ message: WebSocketMessage, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        switch message {
-        case .text(let text): text.withContiguousUTF8(body)
-        case .binary(let data): data.withUnsafeBytes { body($0.bindMemory(to: UInt8.self)) }
-        }
-    }
 
     private func violation(_ detail: String) -> LinkFrameStep {
         logger.error("protocol violation by the server; closing", metadata: ["detail": "\(detail)"])

@@ -5,8 +5,12 @@ import SubscriberCore
 /// Everything a ``GraphQLTransport`` knows about its subscriptions and its link, behind one lock, so the link's reader
 /// delivers `next` payloads without an actor hop. Decisions are made under the lock; yields and wakes after it.
 final class GraphQLState: TransportSession {
+    /// One subscription: its operation, and `link` set when `subscribe` is sent there. It is live on its first `next`,
+    /// or once the confirmation window passed without an `error`. GraphQL keeps nothing of its own about it.
+    typealias Subscription = TransportSubscription<GraphQLOperation, Void>
+
     struct Values {
-        var subscriptions: [String: GraphQLSubscriptionRecord] = [:]
+        var subscriptions: [String: Subscription] = [:]
         var nextSequence = 0
         var linkID: Int?
         var control: LinkControl?
@@ -45,7 +49,7 @@ final class GraphQLState: TransportSession {
 
     func add(id: String, operation: GraphQLOperation, sink: SubscriptionSink) {
         update { values, effects in
-            values.subscriptions[id] = GraphQLSubscriptionRecord(id: id, operation: operation, sequence: values.nextSequence, sink: sink)
+            values.subscriptions[id] = Subscription(id: id, topic: operation, sequence: values.nextSequence, sink: sink, detail: ())
             values.nextSequence += 1
             if let control = values.control { effects.append(.wake(control)) }
             effects.append(.request(.demandChanged))
@@ -55,7 +59,7 @@ final class GraphQLState: TransportSession {
     func cancel(_ id: String) {
         update { values, effects in
             guard let record = values.subscriptions.removeValue(forKey: id) else { return }
-            if let link = record.sentOn, link == values.linkID, let control = values.control {
+            if let link = record.link, link == values.linkID, let control = values.control {
                 values.completeQueue.append(id)
                 effects.append(.wake(control))
             }
@@ -98,9 +102,9 @@ final class GraphQLState: TransportSession {
             guard values.linkID == id, let control = values.control else { return }
             for complete in values.completeQueue { messages.append(.text(GraphQLOutboundMessage.complete(id: complete))) }
             values.completeQueue = []
-            for record in values.subscriptions.values.sorted(by: { $0.sequence < $1.sequence }) where record.sentOn != id {
-                values.subscriptions[record.id]?.sentOn = id
-                messages.append(.text(GraphQLOutboundMessage.subscribe(id: record.id, operation: record.operation)))
+            for record in values.subscriptions.values.sorted(by: { $0.sequence < $1.sequence }) where record.link != id {
+                values.subscriptions[record.id]?.link = id
+                messages.append(.text(GraphQLOutboundMessage.subscribe(id: record.id, operation: record.topic)))
                 effects.append(.schedule(control, configuration.liveConfirmationWindow, record.sequence))
             }
         }
@@ -112,7 +116,7 @@ final class GraphQLState: TransportSession {
         let (id, sink) = values.withLock { values -> (String, SubscriptionSink?) in
             let id = values.lastNextID.string(for: idBytes)
             let sink = values.subscriptions.withStoredValue(forKey: id) { record in
-                record.sentOn == link && record.isLive ? record.sink : nil
+                record.link == link && record.isLive ? record.sink : nil
             }
             return (id, sink ?? nil)
         }
@@ -126,7 +130,7 @@ final class GraphQLState: TransportSession {
     /// The hot path: a `next` payload for `id`. Confirms the subscription first if this is its first event.
     func deliver(_ payload: RealtimePayload, to id: String, on link: Int, into batch: DeliveryBatch) {
         let sink = values.withLock { values -> SubscriptionSink? in
-            guard let record = values.subscriptions[id], record.sentOn == link else { return nil }
+            guard let record = values.subscriptions[id], record.link == link else { return nil }
             return record.isLive ? record.sink : nil
         }
         if let sink {
@@ -134,14 +138,14 @@ final class GraphQLState: TransportSession {
             return
         }
         confirm(id, on: link)
-        values.withLock { values in values.subscriptions[id].flatMap { $0.sentOn == link ? $0.sink : nil } }?.yield(
+        values.withLock { values in values.subscriptions[id].flatMap { $0.link == link ? $0.sink : nil } }?.yield(
             .payload(payload), into: batch)
     }
 
     /// The subscription is live on `link`: report `live` the first time, `resumed(gap:)` after an interruption.
     func confirm(_ id: String, on link: Int) {
         update { values, effects in
-            guard var record = values.subscriptions[id], record.sentOn == link else { return }
+            guard var record = values.subscriptions[id], record.link == link else { return }
             if let event = record.confirm(now: wallClock.now()) { effects.append(event) }
             values.subscriptions[id] = record
         }
@@ -184,7 +188,7 @@ final class GraphQLState: TransportSession {
             let lostAt = report.lastReceived.map { $0.addingTimeInterval(-margin) } ?? wallClock.now()
             for key in values.subscriptions.keys {
                 values.subscriptions[key]?.interrupt(at: lostAt)
-                values.subscriptions[key]?.sentOn = nil
+                values.subscriptions[key]?.link = nil
             }
             return .lost(reconnectEnding(report, hasSubscriptions: !values.subscriptions.isEmpty))
         }

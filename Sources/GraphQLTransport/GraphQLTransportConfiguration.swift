@@ -27,13 +27,7 @@ public struct GraphQLTransportConfiguration: Sendable {
     /// Creates a configuration; throws `RealtimeError/invalidEndpoint(_:)` for a URL that is not `wss://`
     /// (or `ws://` on a loopback host).
     public init(url: URL) throws(RealtimeError) {
-        guard let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss" else {
-            throw .invalidEndpoint("\(url.absoluteString): expected wss:// (or ws:// on loopback)")
-        }
-        guard let host = url.host, !host.isEmpty else { throw .invalidEndpoint("\(url.absoluteString) has no host") }
-        if scheme == "ws" && !LoopbackHost.contains(host) {
-            throw .invalidEndpoint("\(url.absoluteString): ws:// is allowed only for loopback hosts; use wss://")
-        }
+        _ = try url.checkTransportEndpoint(secure: "wss", insecure: "ws")
         self.url = url
     }
 

@@ -72,10 +72,7 @@ final class NIOWebSocketConnection: WebSocketConnection {
         guard send else { return }
         var payload = ByteBuffer()
         payload.write(webSocketErrorCode: WebSocketErrorCode(codeNumber: Int(code)))
-        // A control frame carries at most 125 bytes: the code and 123 bytes of reason, cut at a character boundary.
-        var cut = reason
-        while cut.utf8.count > 123 { cut.removeLast() }
-        payload.writeString(cut)
+        payload.writeString(WebSocketCloseInfo.frameReason(reason))
         // Queued, not awaited: a flush into a full send buffer (a blackholed peer) would wait as long as the peer, and a
         // scope closes before it waits for its tasks. The scope's end waits at most the close timeout for the peer.
         channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: payload), promise: nil)

@@ -223,7 +223,7 @@ public struct NIOWebSocketConnector: WebSocketConnector {
     }
 
     static func closeInfo(_ state: WebSocketCloseState) -> WebSocketCloseInfo {
-        if state.aborted { return WebSocketCloseInfo(code: nil, reason: "aborted", initiatedLocally: true) }
+        if state.aborted { return .aborted }
         if let received = state.received {
             return WebSocketCloseInfo(code: received.code, reason: received.reason, initiatedLocally: state.initiatedLocally)
         }
@@ -270,17 +270,12 @@ private struct WebSocketEndpoint: Sendable {
     /// Scheme, host, port and path only: queries may carry credentials, so they are never logged.
     let redacted: String
 
-    init(_ url: URL) throws {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true),
-            let scheme = components.scheme?.lowercased(), var host = components.host, !host.isEmpty
-        else {
-            throw WebSocketSeamError.invalidURL("no scheme or host in \(Self.redact(url))")
-        }
-        guard scheme == "ws" || scheme == "wss" else {
-            throw WebSocketSeamError.invalidURL("scheme \"\(scheme)\" is not ws or wss in \(Self.redact(url))")
-        }
+    init(_ url: URL) throws(WebSocketSeamError) {
+        let checked = try WebSocketURL(url)
+        let components = checked.components
+        var host = checked.host
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        secure = scheme == "wss"
+        secure = checked.secure
         self.host = host
         port = components.port ?? (secure ? 443 : 80)
         let bracketed = host.contains(":") ? "[\(host)]" : host
@@ -289,11 +284,6 @@ private struct WebSocketEndpoint: Sendable {
         serverName = isIPLiteral ? nil : host
         let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         target = components.percentEncodedQuery.map { "\(path)?\($0)" } ?? path
-        redacted = Self.redact(url)
-    }
-
-    static func redact(_ url: URL) -> String {
-        let port = url.port.map { ":\($0)" } ?? ""
-        return "\(url.scheme ?? "?")://\(url.host ?? "?")\(port)\(url.path)"
+        redacted = checked.redacted
     }
 }

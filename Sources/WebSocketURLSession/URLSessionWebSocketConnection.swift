@@ -143,10 +143,7 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
             return true
         }
         guard first else { return }
-        // A control frame carries at most 125 bytes (RFC 6455 §5.5): the code and 123 bytes of reason, cut at a
-        // character boundary, as the NIO connector cuts it.
-        var cut = reason
-        while cut.utf8.count > 123 { cut.removeLast() }
+        let cut = WebSocketCloseInfo.frameReason(reason)
         task.cancel(with: Int(code), reason: cut.isEmpty ? nil : Data(cut.utf8))
         if await waitForCompletion(timeout: closeTimeout) == nil { drop() }
     }
@@ -204,7 +201,6 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
             return (state.end ?? .aborted, state.dropped, state.failure, closeNow)
         }
         if closeNow { task.cancel(with: 1000, reason: nil) }
-        let aborting = WebSocketCloseInfo(code: nil, reason: "aborted", initiatedLocally: true)
         // Nothing is awaited from a dropped task; a peer's close that is already known still wins.
         let answered = dropped ? completed.value : await waitForCompletion(timeout: closeTimeout)
         // No answer within the close timeout (or the caller was cancelled), or a receive the task never answered (a
@@ -212,7 +208,7 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
         if answered == nil || state.withLock({ $0.last?.isAnswered == false }) { drop() }
         switch end {
         case .local(let info): return info
-        case .aborted: return aborting
+        case .aborted: return WebSocketCloseInfo.aborted
         case .remote:
             return Self.remote(answered ?? WebSocketCloseInfo(code: nil, reason: ""), failure: failure)
         }
@@ -226,16 +222,7 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
     /// How the task ended, or `nil` when it did not end within `timeout` (or the calling task was cancelled).
     private func waitForCompletion(timeout: Duration) async -> WebSocketCloseInfo? {
         if let value = completed.value { return value }
-        return await withTaskGroup(of: WebSocketCloseInfo?.self) { [completed] group in
-            group.addTask { await completed.wait() }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        return await completed.wait(atMost: timeout)
     }
 }
 
@@ -275,15 +262,22 @@ private final class PendingReceive: Sendable {
     func outcome(grace: Duration) async -> Outcome {
         let outcome = await first.wait() ?? .dropped
         guard case .ended = outcome else { return outcome }
-        return await withTaskGroup(of: Outcome?.self) { [late] group in
-            group.addTask { await late.wait() }
+        return await late.wait(atMost: grace) ?? .ended
+    }
+}
+
+extension OneShotSignal {
+    /// The value, or `nil` when it is not set within `timeout` (or the calling task is cancelled).
+    fileprivate func wait(atMost timeout: Duration) async -> Value? {
+        await withTaskGroup(of: Value?.self) { group in
+            group.addTask { await self.wait() }
             group.addTask {
-                try? await Task.sleep(for: grace)
+                try? await Task.sleep(for: timeout)
                 return nil
             }
-            let answer = await group.next() ?? nil
+            let first = await group.next() ?? nil
             group.cancelAll()
-            return answer ?? .ended
+            return first
         }
     }
 }

@@ -113,7 +113,7 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
         _ request: WebSocketRequest,
         _ body: @escaping @Sendable (any WebSocketConnection) async throws -> Value
     ) async throws -> WebSocketScopeResult<Value> {
-        let endpoint = try Self.redactedEndpoint(request.url)
+        let endpoint = try WebSocketURL(request.url).redacted
         let factory = try taskFactory()
         let task = factory(request)
         logger.debug(
@@ -189,19 +189,6 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
             task.cancel()
             throw WebSocketSeamError.connectionFailed(describeWithoutRequest(error))
         }
-    }
-
-    /// Scheme, host, port and path of a `ws://` or `wss://` URL, for logs and errors: queries may carry credentials.
-    private static func redactedEndpoint(_ url: URL) throws -> String {
-        let port = url.port.map { ":\($0)" } ?? ""
-        let redacted = "\(url.scheme ?? "?")://\(url.host ?? "?")\(port)\(url.path)"
-        guard let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
-            throw WebSocketSeamError.invalidURL("no scheme or host in \(redacted)")
-        }
-        guard scheme == "ws" || scheme == "wss" else {
-            throw WebSocketSeamError.invalidURL("scheme \"\(scheme)\" is not ws or wss in \(redacted)")
-        }
-        return redacted
     }
 }
 

@@ -128,6 +128,9 @@ struct AppSyncEndpointTests {
             "https:///event",
             "https://api.example.com/event?x=1",
             "https://user:pw@api.example.com/event",
+            "https://api.example.com:70000/event",
+            "https://api.example.com:0/event",
+            "http://127.0.0.1:65536/event",
         ])
     func rejects(input: String) {
         let error = #expect(throws: RealtimeError.self) { try AppSyncEndpoint(input) }

@@ -74,6 +74,20 @@ struct NIOWebSocketConnectorTests {
         #expect(!detail.contains("secret"))
     }
 
+    @Test(
+        "a port outside 1–65535 is rejected before connecting (Foundation parses it; the resolver would wrap it)",
+        arguments: ["ws://127.0.0.1:70000/x", "ws://127.0.0.1:0/x", "wss://example.com:99999999999/x"])
+    func rejectsPortOutOfRange(url: String) async throws {
+        let error = await #expect(throws: WebSocketSeamError.self) {
+            try await connect(WebSocketRequest(url: URL(string: url)!))
+        }
+        guard case .invalidURL(let detail)? = error else {
+            Issue.record("expected invalidURL, got \(String(describing: error))")
+            return
+        }
+        #expect(detail.contains("is not 1–65535"))
+    }
+
     // MARK: Messages (inside the scope)
 
     @Test("text and binary frames round-trip both ways in order")

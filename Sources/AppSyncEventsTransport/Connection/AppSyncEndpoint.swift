@@ -56,13 +56,7 @@ public struct AppSyncEndpoint: Sendable, Equatable, CustomStringConvertible {
     }
 
     private static func parts(of url: URL, secure: String, insecure: String, path: String) throws(RealtimeError) -> Parts {
-        guard let scheme = url.scheme?.lowercased(), scheme == secure || scheme == insecure else {
-            throw .invalidEndpoint("\(url.absoluteString): expected \(secure):// (or \(insecure):// on loopback)")
-        }
-        guard let host = url.host, !host.isEmpty else { throw .invalidEndpoint("\(url.absoluteString) has no host") }
-        if scheme == insecure && !isLoopback(host) {
-            throw .invalidEndpoint("\(url.absoluteString): \(insecure):// is allowed only for loopback hosts; use \(secure)://")
-        }
+        let (host, isSecure) = try url.checkTransportEndpoint(secure: secure, insecure: insecure)
         let actualPath = url.path.hasSuffix("/") && url.path.count > 1 ? String(url.path.dropLast()) : url.path
         guard actualPath == path else {
             throw .invalidEndpoint("\(url.absoluteString): the path must be \(path)")
@@ -70,7 +64,7 @@ public struct AppSyncEndpoint: Sendable, Equatable, CustomStringConvertible {
         guard url.query == nil, url.user == nil else {
             throw .invalidEndpoint("\(url.absoluteString): no query or credentials allowed in the URL")
         }
-        return Parts(host: host, port: url.port, secure: scheme == secure)
+        return Parts(host: host, port: url.port, secure: isSecure)
     }
 
     private static func swapHost(_ host: String, from: String, to: String) -> String {

@@ -14,7 +14,7 @@ struct AppSyncLinkDriver: LinkDriver {
     func handshakeMessages() -> [WebSocketMessage] { [.text(AppSyncOutboundMessage.connectionInit)] }
 
     func handleHandshakeFrame(_ message: WebSocketMessage) -> LinkHandshakeStep {
-        withBytes(message) { bytes in
+        message.withBytes { bytes in
             guard let envelope = try? JSONEnvelope(scanning: bytes), let type = envelope.string("type", in: bytes) else {
                 logger.warning("ignored a malformed frame during the handshake")
                 return .pending
@@ -34,7 +34,7 @@ struct AppSyncLinkDriver: LinkDriver {
     func linkOpened(_ control: LinkControl) { state.linkOpened(id, control: control) }
 
     func handleFrame(_ message: WebSocketMessage, into batch: DeliveryBatch) -> LinkFrameStep {
-        withBytes(message) { handle($0, batch) }
+        message.withBytes { handle($0, batch) }
     }
 
     func pendingMessages() async -> [WebSocketMessage] { await state.pendingMessages(on: id) }
@@ -46,13 +46,6 @@ struct AppSyncLinkDriver: LinkDriver {
     func rotationDue() { state.rotationDue(from: id) }
 
     // MARK: Frames
-
-    private func withBytes<R>(_ message: WebSocketMessage, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        switch message {
-        case .text(let text): text.withContiguousUTF8(body)
-        case .binary(let data): data.withUnsafeBytes { body($0.bindMemory(to: UInt8.self)) }
-        }
-    }
 
     private func handle(_ bytes: UnsafeBufferPointer<UInt8>, _ batch: DeliveryBatch) -> LinkFrameStep {
         if let step = handleData(bytes, batch) { return step }

@@ -19,7 +19,7 @@ extension AppSyncState {
     func rotationProgress(_ values: inout Values, _ effects: inout [SessionEffect]) {
         guard let rotation = values.rotation, let new = rotation.to, rotation.awaitingUnsubscribe == nil else { return }
         let records = values.subscriptions.values
-        guard records.allSatisfy({ $0.rotationTarget == new && $0.rotationLive }) else { return }
+        guard records.allSatisfy({ $0.detail.rotationTarget == new && $0.detail.rotationLive }) else { return }
         values.rotation?.awaitingUnsubscribe = Set(records.map(\.id))
         guard !records.isEmpty, let old = values.links[rotation.from], let control = old.control else {
             finalizeRotation(&values, &effects)
@@ -97,8 +97,8 @@ extension AppSyncState {
         guard let rotation = values.rotation else { return }
         values.rotation = nil
         for key in values.subscriptions.keys {
-            values.subscriptions[key]?.clearRotation()
-            values.subscriptions[key]?.overlapLog = []
+            values.subscriptions[key]?.detail.clearRotation()
+            values.subscriptions[key]?.detail.overlapLog = []
         }
         if let new = rotation.to, let control = values.links[new]?.control {
             effects.append(.close(control, .requested, "rotation aborted"))
@@ -112,20 +112,20 @@ extension AppSyncState {
         values.links[new]?.successor = false
         for id in values.subscriptions.values.sorted(by: { $0.sequence < $1.sequence }).map(\.id) {
             guard var record = values.subscriptions[id] else { continue }
-            if record.rotationTarget == new, let confirmedAt = record.rotationConfirmedAt {
+            if record.detail.rotationTarget == new, let confirmedAt = record.detail.rotationConfirmedAt {
                 // Confirmed on the new link after the old one's last frame: what was sent in between reached neither.
                 if confirmedAt > oldLastFrame { record.interrupt(at: lostAt) }
                 // Its confirmation (and gap) first: the buffer holds what came after it.
                 if let event = record.confirm(now: confirmedAt) { effects.append(event) }
-                for payload in record.rotationBuffer where !record.consumeOverlap(payload.json) {
+                for payload in record.detail.rotationBuffer where !record.detail.consumeOverlap(payload.json) {
                     effects.append(.yield(record.sink, .payload(payload)))
                 }
             } else {
                 // Not confirmed on the new link yet: it resumes (with its gap) when it is.
                 record.interrupt(at: lostAt)
             }
-            record.deliveringOn = new
-            record.clearRotation()
+            record.link = new
+            record.detail.clearRotation()
             values.subscriptions[id] = record
         }
         if let control = values.links[new]?.control { effects.append(.wake(control)) }

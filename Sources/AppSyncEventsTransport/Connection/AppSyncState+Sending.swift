@@ -69,7 +69,7 @@ extension AppSyncState {
             for record in values.subscriptions.values.sorted(by: { $0.sequence < $1.sequence })
             where !link.subscribed.contains(record.id) && Self.wants(record, on: id, values) {
                 batch.subscribes.append(record.id)
-                if record.authRefusals > 0 { batch.forceRefresh = true }
+                if record.detail.authRefusals > 0 { batch.forceRefresh = true }
             }
             if values.primary == id {
                 for (publishID, publish) in values.publishes.sorted(by: { $0.value.sequence < $1.value.sequence })
@@ -175,7 +175,7 @@ extension AppSyncState {
     /// Never on a rotation's old link once it is being unsubscribed there.
     private static func wants(_ record: AppSyncSubscription, on id: Int, _ values: borrowing Values) -> Bool {
         if let rotation = values.rotation, rotation.from == id, rotation.awaitingUnsubscribe != nil { return false }
-        return (values.primary == id && record.deliveringOn == id) || (values.rotation?.to == id && record.rotationTarget == id)
+        return (values.primary == id && record.link == id) || (values.rotation?.to == id && record.detail.rotationTarget == id)
     }
 
     private func wakePrimary(if condition: Bool, _ values: inout Values, _ effects: inout [SessionEffect]) {

@@ -69,14 +69,15 @@ final class AppSyncState: TransportSession {
     /// Registers a subscription and sends it where it belongs.
     func add(id: String, channel: String, sink: SubscriptionSink) {
         update { values, effects in
-            var record = AppSyncSubscription(id: id, channel: channel, sequence: values.nextSequence, sink: sink)
+            var record = AppSyncSubscription(
+                id: id, topic: channel, sequence: values.nextSequence, sink: sink, detail: AppSyncSubscriptionDetail())
             values.nextSequence += 1
             if let primary = values.primary, let control = values.links[primary]?.control {
-                record.deliveringOn = primary
+                record.link = primary
                 effects.append(.wake(control))
             }
             if let to = values.rotation?.to, let control = values.links[to]?.control {
-                record.rotationTarget = to
+                record.detail.rotationTarget = to
                 effects.append(.wake(control))
             }
             values.subscriptions[id] = record
@@ -88,7 +89,7 @@ final class AppSyncState: TransportSession {
     func cancel(_ id: String) {
         update { values, effects in
             guard let record = values.subscriptions.removeValue(forKey: id) else { return }
-            for link in [record.deliveringOn, record.rotationTarget].compactMap({ $0 })
+            for link in [record.link, record.detail.rotationTarget].compactMap({ $0 })
             where values.links[link]?.subscribed.contains(id) == true {
                 values.links[link]?.unsubscribeQueue.append(id)
                 if let control = values.links[link]?.control { effects.append(.wake(control)) }
@@ -155,8 +156,8 @@ final class AppSyncState: TransportSession {
                 values.rotation?.to = id
                 effects.append(.schedule(control, rotationTimeout, Self.rotationDeadlineToken))
                 for key in values.subscriptions.keys {
-                    values.subscriptions[key]?.clearRotation()
-                    values.subscriptions[key]?.rotationTarget = id
+                    values.subscriptions[key]?.detail.clearRotation()
+                    values.subscriptions[key]?.detail.rotationTarget = id
                 }
                 rotationProgress(&values, &effects)
             } else if !successor, values.primary == nil {
@@ -165,7 +166,7 @@ final class AppSyncState: TransportSession {
                 // them all); one that is reports a gap then, rather than nothing.
                 let lostAt = wallClock.now().addingTimeInterval(-margin)
                 for key in values.subscriptions.keys {
-                    values.subscriptions[key]?.deliveringOn = id
+                    values.subscriptions[key]?.link = id
                     values.subscriptions[key]?.interrupt(at: lostAt)
                 }
                 states.update(.connected)
@@ -225,9 +226,9 @@ final class AppSyncState: TransportSession {
             for key in values.subscriptions.keys {
                 guard var subscription = values.subscriptions[key] else { continue }
                 subscription.interrupt(at: lostAt)
-                subscription.deliveringOn = nil
-                subscription.clearRotation()
-                subscription.overlapLog = []
+                subscription.link = nil
+                subscription.detail.clearRotation()
+                subscription.detail.overlapLog = []
                 values.subscriptions[key] = subscription
             }
             return .lost(reconnectEnding(report))
@@ -273,16 +274,16 @@ final class AppSyncState: TransportSession {
     /// The record is read where it is stored, not copied out (a copy retains and releases all it holds, per event).
     private static func route(_ payload: RealtimePayload, to id: String, on link: Int, in values: inout Values) -> SubscriptionSink? {
         let sink = values.subscriptions.withStoredValue(forKey: id) { record -> SubscriptionSink? in
-            if record.deliveringOn == link {
-                if record.rotationTarget != nil {
-                    record.overlapLog.append(payload.json)
-                } else if !record.overlapLog.isEmpty, record.consumeOverlap(payload.json) {
+            if record.link == link {
+                if record.detail.rotationTarget != nil {
+                    record.detail.overlapLog.append(payload.json)
+                } else if !record.detail.overlapLog.isEmpty, record.detail.consumeOverlap(payload.json) {
                     return nil
                 }
                 return record.sink
             }
-            if record.rotationTarget == link {
-                record.rotationBuffer.append(payload)
+            if record.detail.rotationTarget == link {
+                record.detail.rotationBuffer.append(payload)
             }
             return nil
         }
@@ -291,14 +292,14 @@ final class AppSyncState: TransportSession {
 
     /// An event of subscription `id` could not be read.
     func undecodable(id: String, on link: Int) {
-        let sink = values.withLock { values in values.subscriptions[id].flatMap { $0.deliveringOn == link ? $0.sink : nil } }
+        let sink = values.withLock { values in values.subscriptions[id].flatMap { $0.link == link ? $0.sink : nil } }
         sink?.reportLoss(count: 1, reason: .undecodable)
     }
 
     /// `broadcast_error`: the server could not deliver to this subscription.
     func broadcastError(id: String?, on link: Int) {
         let sinks = values.withLock { values in
-            values.subscriptions.values.filter { ($0.id == id || id == nil) && $0.deliveringOn == link }.map(\.sink)
+            values.subscriptions.values.filter { ($0.id == id || id == nil) && $0.link == link }.map(\.sink)
         }
         for sink in sinks { sink.reportLoss(count: 1, reason: .serverError) }
     }
@@ -306,15 +307,15 @@ final class AppSyncState: TransportSession {
     func subscriptionConfirmed(_ id: String, on link: Int) {
         update { values, effects in
             guard var record = values.subscriptions[id] else { return }
-            if record.rotationTarget == link {
-                record.rotationConfirmedAt = wallClock.now()
-                record.authRefusals = 0
+            if record.detail.rotationTarget == link {
+                record.detail.rotationConfirmedAt = wallClock.now()
+                record.detail.authRefusals = 0
                 values.subscriptions[id] = record
                 rotationProgress(&values, &effects)
                 return
             }
-            guard record.deliveringOn == link, !record.isLive else { return }
-            record.authRefusals = 0
+            guard record.link == link, !record.isLive else { return }
+            record.detail.authRefusals = 0
             if let event = record.confirm(now: wallClock.now()) { effects.append(event) }
             values.subscriptions[id] = record
         }
@@ -326,7 +327,7 @@ final class AppSyncState: TransportSession {
     func subscriptionRejected(_ id: String, _ error: AppSyncServerError, on link: Int) {
         update { values, effects in
             guard var record = values.subscriptions[id] else { return }
-            if retries(error, refusals: &record.authRefusals, "subscription", channel: record.channel) {
+            if retries(error, refusals: &record.detail.authRefusals, "subscription", channel: record.channel) {
                 values.subscriptions[id] = record
                 // The server holds nothing for this id: the next batch subscribes it again (same id), forcing a refresh.
                 values.links[link]?.subscribed.remove(id)
@@ -395,7 +396,7 @@ final class AppSyncState: TransportSession {
         update { values, effects in
             switch token {
             case Self.overlapExpiryToken:
-                for key in values.subscriptions.keys { values.subscriptions[key]?.overlapLog = [] }
+                for key in values.subscriptions.keys { values.subscriptions[key]?.detail.overlapLog = [] }
             case Self.rotationDeadlineToken:
                 guard values.rotation?.to == link else { return }
                 logger.warning("rotation did not complete in time; cutting over anyway")

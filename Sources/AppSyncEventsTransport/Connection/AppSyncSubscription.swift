@@ -1,16 +1,17 @@
 import Foundation
 import SubscriberCore
 
-/// The transport's record of one subscription (inside ``AppSyncState``).
-struct AppSyncSubscription: SubscriptionRecord {
-    let id: String
-    let channel: String
-    let sequence: Int
-    let sink: SubscriptionSink
-    /// The link whose `data` for this id reaches the consumer.
-    var deliveringOn: Int?
-    /// Whether it is confirmed on `deliveringOn`.
-    var liveness = SubscriptionLiveness.pending
+/// The transport's record of one subscription (inside ``AppSyncState``): its channel, and `link` the link whose `data`
+/// for its id reaches the consumer.
+typealias AppSyncSubscription = TransportSubscription<String, AppSyncSubscriptionDetail>
+
+extension AppSyncSubscription {
+    /// The channel it subscribes to.
+    var channel: String { topic }
+}
+
+/// What AppSync alone keeps about a subscription: its refusals and its part in a rotation.
+struct AppSyncSubscriptionDetail {
     /// Refused as unauthorized since it was last live (0 or 1): the retry is sent with refreshed credentials, and a
     /// second refusal fails the subscription.
     var authRefusals = 0

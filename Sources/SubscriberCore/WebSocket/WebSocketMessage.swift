@@ -32,4 +32,27 @@ public struct WebSocketCloseInfo: Sendable, Equatable, CustomStringConvertible {
         let who = initiatedLocally ? "local" : "remote"
         return reason.isEmpty ? "\(effectiveCode) (\(who))" : "\(effectiveCode) \(reason) (\(who))"
     }
+
+    /// How every connector reports a connection that was aborted (``WebSocketConnection/abort()``).
+    package static let aborted = WebSocketCloseInfo(code: nil, reason: "aborted", initiatedLocally: true)
+
+    /// `reason` as a close frame can carry it, for every connector: a control frame holds at most 125 bytes (RFC 6455
+    /// §5.5), the code and 123 bytes of reason, cut at a character boundary.
+    package static func frameReason(_ reason: String) -> String {
+        var cut = reason
+        while cut.utf8.count > 123 { cut.removeLast() }
+        return cut
+    }
+}
+
+extension WebSocketMessage {
+    /// Runs `body` over the message's bytes (a text message's UTF-8) without copying a native string or the data: how
+    /// both transports' drivers read every frame. Inlinable, so the per-frame path costs what it did in each driver.
+    @inlinable
+    package func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        switch self {
+        case .text(let text): text.withContiguousUTF8(body)
+        case .binary(let data): data.withUnsafeBytes { body($0.bindMemory(to: UInt8.self)) }
+        }
+    }
 }
