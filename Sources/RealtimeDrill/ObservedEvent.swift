@@ -125,9 +125,7 @@ public struct ObservedEvent: Sendable, Codable, Equatable {
 
     /// One line: `plan organization:o-1 @2025-…Z {"isFreePlan":true,…}`.
     public var summary: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let json = (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        let json = (try? SortedJSON.text(value)) ?? "{}"
         return "\(stream) \(entity) @\(timestamp ?? "arrived " + arrived) \(json)"
     }
 }

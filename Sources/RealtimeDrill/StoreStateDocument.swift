@@ -27,8 +27,8 @@ public enum StoreStateDocument {
         var user: [String: JSONValue] = [:]
         user[VortexEventKind.roleChanged.rawValue] = try store.roleChange.map { try value(of: $0.payload) }
         user[VortexEventKind.tokenRevoked.rawValue] = try store.tokenRevocation.map { try value(of: $0.payload) }
-        return try text(
-            .object([
+        return try SortedJSON.text(
+            JSONValue.object([
                 "organizationId": .string(organizationId), "userId": .string(userId), "devices": .object(devices),
                 "organization": .object(organization), "user": .object(user),
             ]))
@@ -54,16 +54,10 @@ public enum StoreStateDocument {
         }
         root["organization"] = try through(root["organization"])
         root["user"] = try through(root["user"])
-        return try text(.object(root))
+        return try SortedJSON.text(JSONValue.object(root))
     }
 
     private static func value(of payload: any Encodable) throws -> JSONValue {
         try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(payload))
-    }
-
-    private static func text(_ value: JSONValue) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 }

@@ -44,10 +44,8 @@ final class StreamRecorder: Sendable {
     }
 
     private func drain<T: Encodable & Sendable>(_ stream: AsyncStream<T>, _ name: String) async {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         for await value in stream {
-            let json = (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+            let json = (try? SortedJSON.text(value)) ?? "{}"
             let timestamp =
                 (value as? any VortexEventPayload)?.timestamp
                 ?? (value as? DeviceStateOutput)?.timestamp ?? (value as? OrganizationStateOutput)?.timestamp ?? ""

@@ -18,11 +18,13 @@ struct CommandLineTests {
         var stderr: String
     }
 
-    static func run(_ arguments: [String]) async throws -> Result {
+    /// Runs the binary with `arguments`, and `environment` over this process's variables.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
         let binary = try #require(executable, "vortex-realtime is not built: run scripts/test.sh (it builds every product)")
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output
@@ -141,6 +143,29 @@ struct CommandLineTests {
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.count == 1, "expected one line, got \(result.stderr)")
         #expect(result.stderr.contains(argument))
+    }
+
+    @Test(
+        "a bad VORTEX_REALTIME_* variable is named as such, beside a good --config file, by every command that reads both",
+        arguments: [
+            ["preflight", "--transport", "graphql", "--endpoint", "ws://127.0.0.1:1/graphql", "--token", "t", "--user", "u", "--org", "o"],
+            [
+                "parity", "--appsync-endpoint", "http://127.0.0.1:1/event", "--graphql-endpoint", "ws://127.0.0.1:1/graphql", "--token",
+                "t", "--user", "u",
+            ],
+            [
+                "drill", "--appsync-endpoint", "http://127.0.0.1:1/event", "--graphql-endpoint", "ws://127.0.0.1:1/graphql", "--token", "t",
+                "--user", "u", "--trigger", "none",
+            ],
+        ])
+    func badEnvironmentVariable(arguments: [String]) async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("vortex-cli-\(UUID().uuidString).json")
+        try Data("{}".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try await Self.run(arguments + ["--config", file.path], environment: ["VORTEX_REALTIME_TRANSPORT": "bogus"])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("VORTEX_REALTIME_*"), "\(result.stderr)")
+        #expect(!result.stderr.contains(file.path), "the good file is not the bad argument: \(result.stderr)")
     }
 
     @Test("token prints a JWT the local backend accepts (three base64url parts, sub = the user)")

@@ -48,14 +48,8 @@ struct PreflightCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = CLILogging.bootstrap(verbose: false, level: .error)
-        var base = RealtimeConfiguration()
-        if let config {
-            do { base = try base.applyingFile(config) } catch { throw CLIFailure.badArgument("--config", "\(error)") }
-        }
         // VORTEX_REALTIME_* (graphQLConnectionPayload among them) as the app reads them; the options below win.
-        do { base = try base.applyingEnvironment(ProcessInfo.processInfo.environment) } catch {
-            throw CLIFailure.badArgument("VORTEX_REALTIME_*", "\(error)")
-        }
+        var base = try RealtimeConfiguration.loadForCommandLine(config: config)
         base.transport = transport
         base.failover.enabled = false
         if transport == .appsync { base.appSyncEndpoint = endpoint } else { base.graphQLEndpoint = endpoint }

@@ -28,13 +28,12 @@ struct PublishCommand: AsyncParsableCommand {
     @Argument(help: "The events, each a JSON value (1 to 5).")
     var events: [String] = []
 
-    @Flag(help: "Log transport details to stderr.")
-    var verbose = false
+    @OptionGroup var logging: LoggingOptions
 
     func validate() throws { try auth.requireExactlyOne() }
 
     func run() async throws {
-        let logger = CLILogging.bootstrap(verbose: verbose)
+        let logger = logging.bootstrap()
         do { _ = try AppSyncEndpoint(endpoint) } catch { throw CLIFailure.badArgument("--endpoint", "\(error)") }
         do { try ChannelName.validate(channel, for: .publish) } catch { throw CLIFailure.badArgument("--channel", "\(error)") }
         do { try AppSyncPublishLimits.validate(events) } catch { throw CLIFailure.badArgument("EVENT_JSON", "\(error)") }

@@ -60,8 +60,7 @@ struct TailCommand: AsyncParsableCommand {
         help: "Both transports: seconds a ping may wait for its pong before the link counts as dead. Default 10.")
     var pongTimeout: Double = 10
 
-    @Flag(help: "Log transport details to stderr.")
-    var verbose = false
+    @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
         try auth.requireExactlyOne()
@@ -92,7 +91,7 @@ struct TailCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = CLILogging.bootstrap(verbose: verbose)
+        let logger = logging.bootstrap()
         var configuration = RealtimeConfiguration()
         configuration.reconnect = reconnect
         configuration.liveness.quietPeriodSeconds = quietPeriod == 0 ? nil : quietPeriod

@@ -49,8 +49,7 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: "With --store: the local backend's HTTP root (or its /vortex/state URL), the backfill of every kind.")
     var backfillEndpoint: String?
 
-    @Flag(help: "Log transport details to stderr.")
-    var verbose = false
+    @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
         if config == nil {
@@ -73,7 +72,7 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = CLILogging.bootstrap(verbose: verbose)
+        let logger = logging.bootstrap()
         var base = RealtimeConfiguration()
         if let transport, let endpoint {
             base.transport = transport
@@ -109,7 +108,7 @@ struct WatchCommand: AsyncParsableCommand {
             backfill?.register(on: store)
             return store
         }
-        await withTaskGroup(of: Void.self) { group in
+        await watching(notifier, until: termination) { group in
             group.addTask { await store.run() }
             let changes = await store.changes()
             group.addTask {
@@ -122,18 +121,12 @@ struct WatchCommand: AsyncParsableCommand {
                     StandardStreams.output(line)
                 }
             }
-            let events = await notifier.connectionEvents()
-            group.addTask {
-                for await event in events { StandardStreams.error("event: \(event)") }
-            }
-            await termination.waitForTermination()
-            group.cancelAll()
         }
     }
 
     /// Prints every value of the chosen API until SIGINT/SIGTERM (or a closed stdout).
     static func watch(_ notifier: BackendNotifier, api: API, until termination: SignalWatcher) async throws {
-        await withTaskGroup(of: Void.self) { group in
+        await watching(notifier, until: termination) { group in
             func show<T: Encodable & Sendable>(_ stream: AsyncStream<T>, as name: String) {
                 group.addTask {
                     for await value in stream { StandardStreams.output(#"{"stream":"\#(name)","value":\#(JSONLine.encode(value))}"#) }
@@ -154,6 +147,16 @@ struct WatchCommand: AsyncParsableCommand {
             show(await notifier.archiveValues(), as: "archive")
             show(await notifier.roleValues(), as: "role")
             show(await notifier.revokeValues(), as: "revoke")
+        }
+    }
+
+    /// Runs the tasks `start` adds to a group, beside one that reports the notifier's connection events on stderr,
+    /// until SIGINT/SIGTERM (or a closed stdout); then cancels them all.
+    private static func watching(
+        _ notifier: BackendNotifier, until termination: SignalWatcher, _ start: (inout TaskGroup<Void>) async -> Void
+    ) async {
+        await withTaskGroup(of: Void.self) { group in
+            await start(&group)
             let events = await notifier.connectionEvents()
             group.addTask {
                 for await event in events { StandardStreams.error("event: \(event)") }

@@ -94,16 +94,15 @@ struct DrillBackendOptions: ParsableArguments {
                 graphql: graphQLEndpoint ?? wsBase + "/graphql",
                 admin: adminEndpoint ?? base + "/vortex")
             let remote = RemoteDrillBackend(endpoints: endpoints, token: credentials.token ?? "")
-            var configuration = try loadConfiguration(base: RealtimeConfiguration())
+            var configuration = try loadConfiguration()
             configuration.appSyncEndpoint = endpoints.http
             configuration.graphQLEndpoint = endpoints.graphql
             try check(configuration)
             let target = DrillTarget(
-                configuration: configuration, auth: StaticAuthSession(.bearerToken(credentials.token ?? "")),
-                identity: DrillIdentity(user: identity.user ?? "", organization: identity.org, deviceGroup: deviceGroup))
+                configuration: configuration, auth: StaticAuthSession(.bearerToken(credentials.token ?? "")), identity: givenIdentity)
             return Resolved(target: target, backend: remote)
         case .endpoints:
-            var configuration = try loadConfiguration(base: RealtimeConfiguration())
+            var configuration = try loadConfiguration()
             if let appSyncEndpoint { configuration.appSyncEndpoint = appSyncEndpoint }
             if let graphQLEndpoint { configuration.graphQLEndpoint = graphQLEndpoint }
             guard configuration.appSyncEndpoint != nil else {
@@ -123,11 +122,14 @@ struct DrillBackendOptions: ParsableArguments {
                         admin: adminEndpoint),
                     token: credentials.token ?? "")
             }
-            let target = DrillTarget(
-                configuration: configuration, auth: auth,
-                identity: DrillIdentity(user: identity.user ?? "", organization: identity.org, deviceGroup: deviceGroup))
+            let target = DrillTarget(configuration: configuration, auth: auth, identity: givenIdentity)
             return Resolved(target: target, backend: backend)
         }
+    }
+
+    /// Who the options name, as given (remote backends and real endpoints: no directory to fill them from).
+    private var givenIdentity: DrillIdentity {
+        DrillIdentity(user: identity.user ?? "", organization: identity.org, deviceGroup: deviceGroup)
     }
 
     private func resolveEmbedded() async throws -> Resolved {
@@ -149,15 +151,9 @@ struct DrillBackendOptions: ParsableArguments {
         return Resolved(target: runner.target, backend: embedded)
     }
 
-    private func loadConfiguration(base: RealtimeConfiguration) throws -> RealtimeConfiguration {
-        var configuration = base
-        if let config {
-            do { configuration = try configuration.applyingFile(config) } catch { throw CLIFailure.badArgument("--config", "\(error)") }
-        }
-        do { configuration = try configuration.applyingEnvironment(ProcessInfo.processInfo.environment) } catch {
-            throw CLIFailure.badArgument(config ?? "VORTEX_REALTIME_*", "\(error)")
-        }
-        return configuration
+    /// The `--config` file and the environment.
+    private func loadConfiguration() throws -> RealtimeConfiguration {
+        try RealtimeConfiguration.loadForCommandLine(config: config)
     }
 
     /// Both transports must be buildable from it.
