@@ -22,7 +22,8 @@ import SubscriberCore
 ///   registered.
 /// - Changes reach the main actor in batches, at most one hop per ``StoreConfiguration/flushInterval``.
 /// - ``update(userId:organizationId:)`` changes the identity through the store: another identity starts empty and is
-///   backfilled from the start (`since` is `Date.distantPast`: return the whole current state).
+///   backfilled from the start (`since` is `Date.distantPast`: return the whole current state). Over a notifier made
+///   without a user, nothing is fetched until someone signs in through the store.
 @Observable @MainActor
 public final class RealtimeStore {
     /// Devices by thing name.
@@ -59,7 +60,8 @@ public final class RealtimeStore {
         clock: any Clock<Duration> = ContinuousClock(), wallClock: WallClock = .system
     ) {
         self.notifier = notifier
-        feed = StoreFeed(configuration: configuration, clock: clock, wallClock: wallClock)
+        // A notifier without a user: nothing is fetched until someone signs in through the store.
+        feed = StoreFeed(configuration: configuration, clock: clock, wallClock: wallClock, signedIn: notifier.isSignedIn)
     }
 
     /// Registers the app's backfill for `kind`: a function returning what changed since an instant (`Date.distantPast`

@@ -64,7 +64,8 @@ final class StoreFeed: Sendable {
         var nextRun = 0
         /// The readers of the last run that ended with no successor (the next run's readers wait for them to leave).
         var endedRunReaders: OneShotSignal<Void>?
-        /// Whether someone is signed in (as far as the store changed the identity): signed out, nothing is fetched.
+        /// Whether someone is signed in (the notifier's user when the store was made, then as the store changed the
+        /// identity): signed out, nothing is fetched.
         var signedIn = true
         /// The streams whose kinds are held, and why.
         var heldStreams: [String: Hold] = [:]
@@ -78,9 +79,10 @@ final class StoreFeed: Sendable {
     let clock: any Clock<Duration>
     let wallClock: WallClock
 
-    init(configuration: StoreConfiguration, clock: any Clock<Duration>, wallClock: WallClock) {
+    init(configuration: StoreConfiguration, clock: any Clock<Duration>, wallClock: WallClock, signedIn: Bool) {
         let planners = Dictionary(uniqueKeysWithValues: Self.kinds.map { ($0, BackfillPlanner(policy: configuration.backfillPolicy)) })
-        let initial = State(planners: planners)
+        var initial = State(planners: planners)
+        initial.signedIn = signedIn
         initial.ready.fire()
         state = Locked(initial)
         self.configuration = configuration

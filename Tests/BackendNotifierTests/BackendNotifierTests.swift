@@ -207,6 +207,17 @@ struct BackendNotifierTests {
         #expect(NotifierMetrics(factory: TestMetrics()).stream("devicePresence") != nil)
     }
 
+    @Test("isSignedIn follows the user given at creation, then each identity update")
+    func signedInFollowsIdentity() async {
+        let notifier = BackendNotifier(transport: ScriptedTransport(dialect: .appSyncChannels))
+        #expect(!notifier.isSignedIn)
+        await notifier.update(userId: "u-1", organizationId: "o-1")
+        #expect(notifier.isSignedIn)
+        await notifier.update(userId: nil, organizationId: nil)
+        #expect(!notifier.isSignedIn)
+        #expect(BackendNotifier(transport: ScriptedTransport(dialect: .graphQL), userId: "u-2").isSignedIn)
+    }
+
     @Test("the device-group filter drops other groups' device events on both APIs")
     func filterHook() async throws {
         let harness = NotifierHarness(filter: OnlyGroupOne())

@@ -139,6 +139,22 @@ struct StoreRecoveryTests {
         #expect(harness.store.isStale(.devicePresence))
     }
 
+    @Test("a store made over a notifier with no user fetches nothing until someone signs in through it, then loads")
+    @MainActor
+    func notifierWithoutUserFetchesNothing() async throws {
+        let harness = StoreHarness(userId: nil)
+        let script = BackfillScript()
+        harness.store.backfill(.devicePresence, script.fetch)
+        let run = harness.startRun()
+        defer { run.cancel() }
+        try await harness.idle()
+        #expect(script.calls.isEmpty, "no backfill without an identity")
+        #expect(harness.store.isStale(.devicePresence))
+        await harness.store.update(userId: "u-1", organizationId: "o-1")
+        try await waitUntil("the load from the start") { !script.calls.isEmpty }
+        #expect(script.calls.first == .distantPast)
+    }
+
     // MARK: 5. Events without a timestamp
 
     @Test("two role changes without a timestamp are two values: an event that says no instant is never taken for a repeat")

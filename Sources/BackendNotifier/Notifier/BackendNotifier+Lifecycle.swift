@@ -14,6 +14,7 @@ extension BackendNotifier {
     /// is in place before anything suspends, and identity updates, switches, suspension and resumption run one at a
     /// time, so no upstream ever subscribes with another identity than the current one.
     public func update(userId: String?, organizationId: String?) async {
+        signedIn.withLock { $0 = userId != nil }
         // Only a switch can fail; an update always completes.
         try? await run { .updateRequested(NotifierStateMachine.Identity(userId: userId, organizationId: organizationId), operation: $0) }
     }

@@ -37,6 +37,8 @@ public actor BackendNotifier {
     /// The armed timers and the state follower, each replaced when the machine arms or follows again.
     var chores: [Chore: ScopedTask] = [:]
     var waiters = OperationWaiters()
+    /// ``isSignedIn``.
+    let signedIn: Locked<Bool>
 
     /// A background task the machine replaces or cancels by name.
     enum Chore: Hashable {
@@ -86,6 +88,7 @@ public actor BackendNotifier {
         self.logger = logger
         self.metrics = metrics
         self.transports = TransportTable(transport)
+        self.signedIn = Locked(userId != nil)
         self.machine = NotifierStateMachine(
             settings: NotifierStateMachine.Settings(configuration),
             identity: NotifierStateMachine.Identity(userId: userId, organizationId: organizationId),
@@ -111,6 +114,11 @@ public actor BackendNotifier {
 
     /// How many observe ``connectionEvents()`` now (tests wait for an observer to be watching).
     package nonisolated var connectionEventObserverCount: Int { events.observerCount }
+
+    /// Whether the notifier has a user: its `userId` at creation, then the newest ``update(userId:organizationId:)``'s
+    /// (set before the update runs, as the state machine takes it). Read without the actor: a store made over the
+    /// notifier takes it synchronously.
+    package nonisolated var isSignedIn: Bool { signedIn.withLock { $0 } }
 
     /// How many operations (identity updates, switches, resumptions) are asked for and not yet done (tests wait for one
     /// to be queued).

@@ -18,13 +18,13 @@ struct StoreHarness {
     @MainActor
     init(
         flushInterval: Duration = .milliseconds(16), backfillPolicy: BackfillPolicy = BackfillPolicy(), valueBufferLimit: Int = 1_000,
-        dialect: TransportDialect = .appSyncChannels
+        dialect: TransportDialect = .appSyncChannels, userId: String? = "u-1"
     ) {
         let clock = self.clock
         let transport = ScriptedTransport(dialect: dialect)
         self.transport = transport
         let wallClock = WallClock { Self.loadedAt.addingTimeInterval(Double(clock.now.offset.components.seconds)) }
-        notifier = BackendNotifier(transport: transport, userId: "u-1", organizationId: "o-1", clock: clock, wallClock: wallClock)
+        notifier = BackendNotifier(transport: transport, userId: userId, organizationId: userId.map { _ in "o-1" }, clock: clock, wallClock: wallClock)
         store = RealtimeStore(
             notifier: notifier,
             configuration: StoreConfiguration(
