@@ -24,7 +24,8 @@ struct StoreHarness {
         let transport = ScriptedTransport(dialect: dialect)
         self.transport = transport
         let wallClock = WallClock { Self.loadedAt.addingTimeInterval(Double(clock.now.offset.components.seconds)) }
-        notifier = BackendNotifier(transport: transport, userId: userId, organizationId: userId.map { _ in "o-1" }, clock: clock, wallClock: wallClock)
+        notifier = BackendNotifier(
+            transport: transport, userId: userId, organizationId: userId.map { _ in "o-1" }, clock: clock, wallClock: wallClock)
         store = RealtimeStore(
             notifier: notifier,
             configuration: StoreConfiguration(
