@@ -185,7 +185,7 @@ final class GraphQLState: TransportSession {
                 values.control = nil
                 values.completeQueue = []
             }
-            let lostAt = report.lastReceived.map { $0.addingTimeInterval(-margin) } ?? wallClock.now()
+            let lostAt = report.lossStart(margin: margin, now: wallClock.now())
             for key in values.subscriptions.keys {
                 values.subscriptions[key]?.interrupt(at: lostAt)
                 values.subscriptions[key]?.link = nil

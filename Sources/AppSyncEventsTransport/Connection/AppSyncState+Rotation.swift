@@ -86,7 +86,9 @@ extension AppSyncState {
     func salvageRotation(after report: LinkReport, _ values: inout Values, _ effects: inout [SessionEffect]) -> Bool {
         guard let rotation = values.rotation, let new = rotation.to, let control = values.links[new]?.control else { return false }
         values.rotation = nil
-        cutOver(to: new, oldLastFrame: report.lastReceived ?? wallClock.now(), lostAt: lossStart(report), &values, &effects)
+        cutOver(
+            to: new, oldLastFrame: report.lastReceived ?? wallClock.now(), lostAt: report.lossStart(margin: margin, now: wallClock.now()),
+            &values, &effects)
         effects.append(.schedule(control, rotationTimeout, Self.overlapExpiryToken))
         logger.info("old connection ended during rotation; cut over early")
         return true

@@ -222,7 +222,7 @@ final class AppSyncState: TransportSession {
                 return .replaced
             }
             if values.primary == id { values.primary = nil }
-            let lostAt = lossStart(report)
+            let lostAt = report.lossStart(margin: margin, now: wallClock.now())
             for key in values.subscriptions.keys {
                 guard var subscription = values.subscriptions[key] else { continue }
                 subscription.interrupt(at: lostAt)
@@ -233,11 +233,6 @@ final class AppSyncState: TransportSession {
             }
             return .lost(reconnectEnding(report))
         }
-    }
-
-    /// Where the gap opened by a lost link starts: its last frame minus the margin, or now if it never had one.
-    func lossStart(_ report: LinkReport) -> Date {
-        report.lastReceived.map { $0.addingTimeInterval(-margin) } ?? wallClock.now()
     }
 
     private func reconnectEnding(_ report: LinkReport) -> ReconnectBookkeeping.Ending {

@@ -146,4 +146,10 @@ package struct LinkReport: Sendable {
         self.lastReceived = lastReceived
         self.close = close
     }
+
+    /// Where the gap this link's loss opens starts, for both transports: its last frame minus `margin`, or `now` if no
+    /// frame ever came.
+    package func lossStart(margin: TimeInterval, now: @autoclosure () -> Date) -> Date {
+        lastReceived.map { $0.addingTimeInterval(-margin) } ?? now()
+    }
 }
