@@ -60,6 +60,18 @@ struct FailoverRunTests {
             try await clock.waitForSleeper(sleeping: .seconds(45))
         }
 
+        /// Observes the notifier's connection events, starts the watch and waits until it reads `first`'s states.
+        /// Cancel the returned task.
+        func startWatchingFirst() async throws -> (events: AsyncStream<NotifierConnectionEvent>, watch: Task<Void, Never>) {
+            let events = await notifier.connectionEvents()
+            let watch = start()
+            do { try await waitUntilWatching(first) } catch {
+                watch.cancel()
+                throw error
+            }
+            return (events, watch)
+        }
+
         /// The reason of the first failover the notifier reports.
         func firstFailoverReason(in events: AsyncStream<NotifierConnectionEvent>) async throws -> String? {
             try await withTestTimeout(5, "a failover") {
@@ -117,10 +129,8 @@ struct FailoverRunTests {
     @Test("maxFailures counts established connections lost, not each failed attempt of one outage")
     func failedAttemptsAreOneOutage() async throws {
         let harness = Harness()
-        let events = await harness.notifier.connectionEvents()
-        let watch = harness.start()
+        let (events, watch) = try await harness.startWatchingFirst()
         defer { watch.cancel() }
-        try await harness.waitUntilWatching(harness.first)
         // Six fast-failing attempts of one outage, then the transport gives up. Had the attempts counted as failures,
         // the watch, which reads the states in order, would have failed over for them before reading the give-up.
         for attempt in 1...6 {
@@ -135,10 +145,8 @@ struct FailoverRunTests {
     @Test("maxFailures established connections lost within the window fail over")
     func lostConnectionsFailOver() async throws {
         let harness = Harness()
-        let events = await harness.notifier.connectionEvents()
-        let watch = harness.start()
+        let (events, watch) = try await harness.startWatchingFirst()
         defer { watch.cancel() }
-        try await harness.waitUntilWatching(harness.first)
         for attempt in 1...5 {
             harness.first.setState(.connected)
             harness.first.setState(.reconnecting(attempt: attempt, delay: .seconds(1)))
