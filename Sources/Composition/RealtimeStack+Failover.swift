@@ -135,59 +135,90 @@ struct FailoverRun: Sendable {
         return found.map { (transport, $0) }
     }
 
-    /// Probes `kind` with one subscription until it has stayed connected for `failbackAfterSeconds`; a probe that
-    /// gives up (disconnected, or its stream ends) is disconnected and, `unhealthyAfterSeconds` later, made again for
-    /// the notifier's identity then. Returns `false` when cancelled.
+    /// How one failback probe ended.
+    enum ProbeOutcome: Equatable {
+        /// It stayed connected for `failbackAfterSeconds`.
+        case healthy
+        /// It gave up (disconnected, or its stream ended), or no probe could be made.
+        case gaveUp
+        /// The notifier's identity changed: the probe was subscribed for another user.
+        case identityChanged
+        /// Cancelled, or the notifier was shut down.
+        case ended
+    }
+
+    /// Probes `kind` with one subscription, for the notifier's identity, until it has stayed connected for
+    /// `failbackAfterSeconds`. A probe that gives up (disconnected, or its stream ends) is disconnected and,
+    /// `unhealthyAfterSeconds` later, made again; one whose identity changes is disconnected and made again at once for
+    /// the new one. While signed out, nothing is probed until someone signs in. Returns `false` when cancelled or the
+    /// notifier was shut down.
     func waitUntilHealthy(_ kind: RealtimeConfiguration.TransportKind, scope: TaskScope) async -> Bool {
         while !Task.isCancelled {
             switch await probe(kind, scope: scope) {
-            case true?: return true
-            case nil: return false
-            case false?:
+            case .healthy: return true
+            case .ended: return false
+            case .identityChanged: continue
+            case .gaveUp:
                 do { try await clock.sleepReleasingOnCancel(for: .seconds(settings.unhealthyAfterSeconds)) } catch { return false }
             }
         }
         return false
     }
 
-    /// One probe: `true` once it has stayed connected for `failbackAfterSeconds`, `false` when it gave up, `nil` when
-    /// cancelled.
-    private func probe(_ kind: RealtimeConfiguration.TransportKind, scope: TaskScope) async -> Bool? {
-        let settings = settings
-        guard let probe = try? makeTransport(kind) else { return false }
-        guard let request = await notifier.healthProbeRequest(for: probe.dialect) else { return false }
+    /// The notifier's identity once someone is signed in (at once when someone is), or `nil` when cancelled or the
+    /// notifier was shut down.
+    private func signedInIdentity() async -> NotifierIdentity? {
+        for await identity in notifier.identityChanges() where identity.userId != nil { return identity }
+        return nil
+    }
+
+    /// One probe, subscribed for the identity of when it starts.
+    private func probe(_ kind: RealtimeConfiguration.TransportKind, scope: TaskScope) async -> ProbeOutcome {
+        let (settings, notifier) = (settings, notifier)
+        guard let identity = await signedInIdentity() else { return .ended }
+        guard let probe = try? makeTransport(kind),
+            let request = notifier.healthProbeRequest(for: probe.dialect, identity: identity)
+        else { return .gaveUp }
         let deadline = FailoverDeadline(scope: scope, clock: clock)
         let states = await probe.connectionStates()
         let probeStream = await probe.subscribe(request)
-        let (verdicts, verdict) = AsyncStream<Bool>.makeStream()
-        let healthy = await withTaskGroup(of: Void.self) { group in
+        let (verdicts, verdict) = AsyncStream<ProbeOutcome>.makeStream()
+        let outcome = await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 // Keep the probe subscription open; its events are ignored. Its end is the probe's.
                 do { for try await _ in probeStream {} } catch {}
-                verdict.yield(false)
+                verdict.yield(.gaveUp)
+            }
+            group.addTask {
+                // Starts with the current identity, which may already differ from the probe's.
+                for await current in notifier.identityChanges() where current != identity {
+                    verdict.yield(.identityChanged)
+                    return
+                }
+                verdict.yield(.ended)  // the notifier was shut down
             }
             group.addTask {
                 for await state in states {
                     switch state {
                     case .connected:
-                        deadline.arm(after: .seconds(settings.failbackAfterSeconds)) { verdict.yield(true) }
+                        deadline.arm(after: .seconds(settings.failbackAfterSeconds)) { verdict.yield(.healthy) }
                     case .disconnected:
                         deadline.disarm()
-                        verdict.yield(false)
+                        verdict.yield(.gaveUp)
                     case .idle, .connecting, .reconnecting:
                         deadline.disarm()
                     }
                 }
                 deadline.disarm()
-                verdict.yield(false)
+                verdict.yield(.gaveUp)
             }
             var iterator = verdicts.makeAsyncIterator()
-            let healthy = await iterator.next()
+            let outcome = await iterator.next()
             group.cancelAll()
-            return healthy
+            return outcome
         }
         deadline.disarm()
         await probe.disconnect()
-        return Task.isCancelled ? nil : healthy
+        return Task.isCancelled ? .ended : outcome ?? .ended
     }
 }

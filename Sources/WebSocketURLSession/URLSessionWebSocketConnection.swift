@@ -269,16 +269,7 @@ private final class PendingReceive: Sendable {
 extension OneShotSignal {
     /// The value, or `nil` when it is not set within `timeout` (or the calling task is cancelled).
     fileprivate func wait(atMost timeout: Duration) async -> Value? {
-        await withTaskGroup(of: Value?.self) { group in
-            group.addTask { await self.wait() }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        await withDeadline(timeout, on: ContinuousClock(), mode: .awaitOperation) { await self.wait() } ?? nil
     }
 }
 #endif

@@ -218,6 +218,20 @@ struct BackendNotifierTests {
         #expect(BackendNotifier(transport: ScriptedTransport(dialect: .graphQL), userId: "u-2").isSignedIn)
     }
 
+    @Test("identityChanges gives the current identity, then each new one (not a repeat), and ends at shutdown")
+    func identityChangesFollowUpdates() async throws {
+        let notifier = BackendNotifier(transport: ScriptedTransport(dialect: .appSyncChannels), userId: "u-1", organizationId: "o-1")
+        var identities = notifier.identityChanges().makeAsyncIterator()
+        #expect(await identities.next() == NotifierIdentity(userId: "u-1", organizationId: "o-1"))
+        await notifier.update(userId: "u-1", organizationId: "o-1")
+        await notifier.update(userId: "u-2", organizationId: "o-2")
+        #expect(await identities.next() == NotifierIdentity(userId: "u-2", organizationId: "o-2"))
+        await notifier.update(userId: nil, organizationId: nil)
+        #expect(await identities.next() == NotifierIdentity(userId: nil, organizationId: nil))
+        await notifier.shutdown()
+        #expect(await identities.next() == nil)
+    }
+
     @Test("the device-group filter drops other groups' device events on both APIs")
     func filterHook() async throws {
         let harness = NotifierHarness(filter: OnlyGroupOne())

@@ -179,4 +179,51 @@ struct FailoverRunTests {
         harness.clock.advance(by: .seconds(300))
         #expect(try await probing.boundedValue() == true)
     }
+
+    @Test("a failback probe follows the notifier's identity: a new user's probe is made at once, and none while signed out")
+    func probeFollowsIdentity() async throws {
+        let harness = Harness(active: .graphQL)
+        let run = harness.run
+        let probing = Task { await run.waitUntilHealthy(.appsync, scope: harness.scope) }
+        defer { probing.cancel() }
+        let roleChannel: @Sendable (String) -> SubscriptionRequest = { .channel("vortex-app/user/\($0)/roleChanged") }
+        try await harness.waitForMade(1)
+        let first = harness.transports[0]
+        _ = try await first.waitForSubscription(where: { $0 == roleChannel("u-1") })
+
+        // Another user: the probe for u-1 goes, and one for u-2 comes without waiting out `unhealthyAfterSeconds`.
+        await harness.notifier.update(userId: "u-2", organizationId: "o-1")
+        try await waitUntil("the u-1 probe disconnected") { first.disconnectCount == 1 }
+        try await harness.waitForMade(2)
+        let second = harness.transports[1]
+        _ = try await second.waitForSubscription(where: { $0 == roleChannel("u-2") })
+
+        // Signed out: the probe goes and none is made (a probe made now would be the third transport, with no
+        // subscription for u-3 below).
+        await harness.notifier.update(userId: nil, organizationId: nil)
+        try await waitUntil("the u-2 probe disconnected") { second.disconnectCount == 1 }
+        await harness.notifier.update(userId: "u-3", organizationId: "o-1")
+        try await harness.waitForMade(3)
+        let third = harness.transports[2]
+        _ = try await third.waitForSubscription(where: { $0 == roleChannel("u-3") })
+        third.setState(.connected)
+        try await harness.clock.waitForSleeper(sleeping: .seconds(300))
+        harness.clock.advance(by: .seconds(300))
+        #expect(try await probing.boundedValue() == true)
+        #expect(harness.transports.count == 3)
+    }
+
+    @Test("a failback probe ends when the notifier is shut down")
+    func probeEndsWithNotifier() async throws {
+        let harness = Harness(active: .graphQL)
+        let run = harness.run
+        let probing = Task { await run.waitUntilHealthy(.appsync, scope: harness.scope) }
+        defer { probing.cancel() }
+        try await harness.waitForMade(1)
+        let first = harness.transports[0]
+        _ = try await first.waitForSubscription()
+        await harness.notifier.shutdown()
+        #expect(try await probing.boundedValue() == false)
+        #expect(first.disconnectCount == 1)
+    }
 }

@@ -14,9 +14,10 @@ extension BackendNotifier {
     /// is in place before anything suspends, and identity updates, switches, suspension and resumption run one at a
     /// time, so no upstream ever subscribes with another identity than the current one.
     public func update(userId: String?, organizationId: String?) async {
-        signedIn.withLock { $0 = userId != nil }
+        let identity = NotifierIdentity(userId: userId, organizationId: organizationId)
+        identities.update(identity)
         // Only a switch can fail; an update always completes.
-        try? await run { .updateRequested(NotifierStateMachine.Identity(userId: userId, organizationId: organizationId), operation: $0) }
+        try? await run { .updateRequested(identity, operation: $0) }
     }
 
     // MARK: App lifecycle
@@ -62,10 +63,11 @@ extension BackendNotifier {
         try await run { .switchRequested(target: target, reason: reason, onlyFromOtherDialect: onlyFromOtherDialect, operation: $0) }
     }
 
-    /// A subscription that proves a transport can serve this user (the role stream's), for health probes.
-    package func healthProbeRequest(for dialect: TransportDialect) -> SubscriptionRequest? {
+    /// A subscription that proves a transport can serve `identity` (its role stream's), for health probes; `nil` when
+    /// signed out.
+    package nonisolated func healthProbeRequest(for dialect: TransportDialect, identity: NotifierIdentity) -> SubscriptionRequest? {
         Upstream.role.request(
-            dialect: dialect, userId: machine.identity.userId, organizationId: machine.identity.organizationId,
+            dialect: dialect, userId: identity.userId, organizationId: identity.organizationId,
             namespace: configuration.channelNamespace, operations: configuration.graphQLOperations)
     }
 
@@ -82,6 +84,7 @@ extension BackendNotifier {
         hubs.finishAll()
         events.finish()
         states.finish()
+        identities.finish()
         for case .disconnect(let id, _) in actions { await transports[id]?.disconnect() }
         scope.close()
     }

@@ -37,8 +37,9 @@ public actor BackendNotifier {
     /// The armed timers and the state follower, each replaced when the machine arms or follows again.
     var chores: [Chore: ScopedTask] = [:]
     var waiters = OperationWaiters()
-    /// ``isSignedIn``.
-    let signedIn: Locked<Bool>
+    /// The identity of the newest ``update(userId:organizationId:)`` (the one made with before any), set as the call
+    /// starts, before the state machine takes it: ``isSignedIn`` and ``identityChanges()``.
+    let identities: StateBroadcaster<NotifierIdentity>
 
     /// A background task the machine replaces or cancels by name.
     enum Chore: Hashable {
@@ -88,10 +89,11 @@ public actor BackendNotifier {
         self.logger = logger
         self.metrics = metrics
         self.transports = TransportTable(transport)
-        self.signedIn = Locked(userId != nil)
+        let identity = NotifierIdentity(userId: userId, organizationId: organizationId)
+        self.identities = StateBroadcaster(identity, keepingNewest: 1)
         self.machine = NotifierStateMachine(
             settings: NotifierStateMachine.Settings(configuration),
-            identity: NotifierStateMachine.Identity(userId: userId, organizationId: organizationId),
+            identity: identity,
             active: NotifierStateMachine.TransportRef(id: 0, name: transport.name, dialect: transport.dialect))
     }
 
@@ -102,6 +104,7 @@ public actor BackendNotifier {
         hubs.finishAll()
         events.finish()
         states.finish()
+        identities.finish()
     }
 
     // MARK: Connection events and state
@@ -118,7 +121,12 @@ public actor BackendNotifier {
     /// Whether the notifier has a user: its `userId` at creation, then the newest ``update(userId:organizationId:)``'s
     /// (set before the update runs, as the state machine takes it). Read without the actor: a store made over the
     /// notifier takes it synchronously.
-    package nonisolated var isSignedIn: Bool { signedIn.withLock { $0 } }
+    package nonisolated var isSignedIn: Bool { identities.current?.userId != nil }
+
+    /// The current identity, then each new one ``update(userId:organizationId:)`` gives (the same one again is not
+    /// repeated), newest only; it ends when the notifier is shut down or released. What a failback probe, subscribed
+    /// for one identity, watches to end when it changes.
+    package nonisolated func identityChanges() -> AsyncStream<NotifierIdentity> { identities.makeStream() }
 
     /// How many operations (identity updates, switches, resumptions) are asked for and not yet done (tests wait for one
     /// to be queued).

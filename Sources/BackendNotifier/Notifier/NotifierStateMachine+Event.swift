@@ -19,10 +19,7 @@ extension NotifierStateMachine {
     }
 
     /// Who is signed in (`userId` `nil`: nobody, no connection at all).
-    struct Identity: Equatable, Sendable {
-        var userId: String?
-        var organizationId: String?
-    }
+    typealias Identity = NotifierIdentity
 
     /// The machine's timers; at most one of each kind is armed. A fire carries the token it was armed with, so a fire
     /// that raced with cancelling or re-arming is recognised and ignored.
