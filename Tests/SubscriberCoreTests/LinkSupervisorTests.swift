@@ -108,14 +108,16 @@ struct LinkSupervisorTests {
         await harness.stop()
     }
 
-    @Test("an interface change probes the open link with the short timeout: unanswered, it is replaced")
-    func interfaceChangeReplacesADeadLink() async throws {
+    @Test(
+        "an interface change, or another Wi-Fi network, probes the open link with the short timeout: unanswered, it is replaced",
+        arguments: [NetworkPath.satisfied(.cellular), .satisfied(.wifi, gateways: ["10.0.0.1:0"])])
+    func interfaceChangeReplacesADeadLink(to path: NetworkPath) async throws {
         let harness = SupervisorHarness(policy: .fixed(.seconds(10)))
         harness.server.pingAnswering = .manually
         let first = try await harness.accept()
         try await first.waitForPings(1)
         first.answerPings()  // the link answers pings
-        harness.monitor.update(.satisfied(.cellular))
+        harness.monitor.update(path)
         try await first.waitForPings(2)  // the probe goes out at once: the clock never moved
         try await harness.clock.waitForSleeper(sleeping: .seconds(3))
         harness.clock.advance(by: .seconds(3))

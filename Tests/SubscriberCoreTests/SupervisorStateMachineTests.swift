@@ -263,6 +263,27 @@ struct SupervisorStateMachineTests {
                 ])
     }
 
+    @Test(
+        "another Wi-Fi network (the same interface, other gateways) probes the open links and ends a backoff, as an interface change does")
+    func gatewaysChange() {
+        let home = NetworkPath.satisfied(.wifi, gateways: ["192.168.1.1:0"])
+        let office = NetworkPath.satisfied(.wifi, gateways: ["10.0.0.1:0"])
+        var linked = Self.linked()
+        _ = linked.pathChanged(to: home, wantsConnection: true)
+        #expect(
+            linked.pathChanged(to: office, wantsConnection: true)
+                == [.pathChanged(from: home, to: office), .probeOpenLinks(because: .gatewaysChanged)])
+
+        var backingOff = Self.backingOff()
+        _ = backingOff.pathChanged(to: home, wantsConnection: true)
+        #expect(
+            backingOff.pathChanged(to: office, wantsConnection: true)
+                == [
+                    .pathChanged(from: home, to: office), .probeOpenLinks(because: .gatewaysChanged), .cancelBackoff(id: 0),
+                    .skipWait(because: .gatewaysChanged), .report(.connecting), .startLink(id: 1, role: .primary, forceRefresh: false),
+                ])
+    }
+
     @Test("the same path again, or the first path, changes nothing")
     func samePath() {
         var machine = Self.linked()

@@ -4,7 +4,7 @@
 ///
 /// It decides when to open a primary link (only when the transport wants a connection and the path is usable), when to
 /// back off and for how long (``ReconnectBookkeeping`` and its policy's jitter), when to skip the backoff (the network
-/// is back, the interface changed, the app asked to verify the connection), when to probe the open links, when to open
+/// is back, the interface or its gateways changed, the app asked to verify the connection), when to probe the open links, when to open
 /// a rotation's successor, and when to stop for good (signed out, credentials gone, refused twice, attempts exhausted).
 package struct SupervisorStateMachine: Sendable {
     /// Where the supervisor is. Exactly one of these holds at a time.
@@ -50,6 +50,8 @@ package struct SupervisorStateMachine: Sendable {
         case verifyConnection = "verifyConnection"
         case networkBack = "the network is back"
         case interfaceChanged = "the network interface changed"
+        /// Same kind of interface, other gateways: another Wi-Fi network, say.
+        case gatewaysChanged = "the network's gateways changed"
     }
 
     package private(set) var state = State.idle
@@ -109,8 +111,9 @@ package struct SupervisorStateMachine: Sendable {
             }
         } else if !old.isSatisfied {
             actions += skipWait(.networkBack, wantsConnection) + [.probeOpenLinks(because: .networkBack)]
-        } else if old.interface != new.interface {
-            actions += [.probeOpenLinks(because: .interfaceChanged)] + skipWait(.interfaceChanged, wantsConnection)
+        } else if old.isAnotherNetwork(than: new) {
+            let reason = old.interface != new.interface ? Reason.interfaceChanged : .gatewaysChanged
+            actions += [.probeOpenLinks(because: reason)] + skipWait(reason, wantsConnection)
         }
         return actions
     }

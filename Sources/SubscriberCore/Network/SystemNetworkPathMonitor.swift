@@ -3,7 +3,8 @@ import Dispatch
 import Network
 
 /// The ``NetworkPathMonitor`` of Apple platforms: an `NWPathMonitor` (Network framework) reporting each path it sees
-/// as a ``NetworkPath`` — satisfied or not, and the interface it uses (Wi-Fi, cellular, wired, loopback, other).
+/// as a ``NetworkPath`` — satisfied or not, the interface it uses (Wi-Fi, cellular, wired, loopback, other) and its
+/// gateways (`NWPath.gateways`, iOS 13 and macOS 10.15 on).
 ///
 /// Deliberately small: the monitor starts on a queue of its own when created and is cancelled when released; every
 /// update goes through a ``DrivenNetworkPathMonitor``, which holds the current path and the consumers' streams. (It
@@ -31,7 +32,9 @@ public final class SystemNetworkPathMonitor: NetworkPathMonitor, @unchecked Send
 
     /// `NWPath` → ``NetworkPath`` (``NetworkPath/reported(unsatisfied:uses:)`` decides).
     static func networkPath(_ path: NWPath) -> NetworkPath {
-        .reported(unsatisfied: path.status == .unsatisfied) { path.usesInterfaceType(interfaceType($0)) }
+        .reported(unsatisfied: path.status == .unsatisfied, gateways: path.gateways.map { "\($0)" }) {
+            path.usesInterfaceType(interfaceType($0))
+        }
     }
 
     private static func interfaceType(_ interface: NetworkPath.Interface) -> NWInterface.InterfaceType {
