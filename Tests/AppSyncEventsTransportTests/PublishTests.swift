@@ -1,5 +1,6 @@
 import AppSyncEventsWire
 import Foundation
+import RealtimeTesting
 import SubscriberCore
 import Testing
 
@@ -98,18 +99,25 @@ private final class RecordingHTTPClient: HTTPClient {
     let status: Int
     let reply: Data
     let failure: (any Error)?
+    /// Runs on every request, before it is answered.
+    let onPost: @Sendable () -> Void
     private let recorded = Locked<[RecordedRequest]>([])
 
-    init(status: Int = 200, reply: String = #"{"successful":[],"failed":[]}"#, failure: (any Error)? = nil) {
+    init(
+        status: Int = 200, reply: String = #"{"successful":[],"failed":[]}"#, failure: (any Error)? = nil,
+        onPost: @escaping @Sendable () -> Void = {}
+    ) {
         self.status = status
         self.reply = Data(reply.utf8)
         self.failure = failure
+        self.onPost = onPost
     }
 
     var requests: [RecordedRequest] { recorded.withLock { $0 } }
 
     func post(url: URL, headers: [String: String], body: Data) async throws -> (status: Int, body: Data) {
         recorded.withLock { $0.append(RecordedRequest(url: url, headers: headers, body: body)) }
+        onPost()
         if let failure { throw failure }
         return (status, reply)
     }
@@ -271,5 +279,92 @@ struct AppSyncHTTPPublisherTests {
             return
         }
         #expect(client.requests.isEmpty)
+    }
+}
+
+/// The HTTP route bounds its wait for credentials as the WebSocket route does: `link.ackTimeout` on the transport's
+/// clock (a `ManualClock` here, so nothing sleeps).
+@Suite("AppSync Events: HTTP publish waits for credentials at most the ack timeout")
+struct AppSyncHTTPPublishCredentialsDeadlineTests {
+    /// Not the 15 s default, so a bound taken from anywhere else shows.
+    static let timeout: Duration = .seconds(7)
+    static let request = PublishRequest(channel: "default/p", events: ["1"])
+
+    /// An HTTP-route transport on `clock`, its `link.ackTimeout` ``timeout``.
+    private static func transport(
+        _ auth: ScriptedAuthSession, _ client: RecordingHTTPClient, _ clock: ManualClock
+    ) throws -> AppSyncEventsTransport {
+        var configuration = AppSyncEventsConfiguration(endpoint: try AppSyncEndpoint(AppSyncHarness.endpointText))
+        configuration.publishRoute = .http
+        configuration.link.ackTimeout = timeout
+        return AppSyncEventsTransport(
+            configuration: configuration, auth: auth, connector: ScriptedWebSocketServer(), httpClient: client, clock: clock)
+    }
+
+    @Test("a token provider that never answers: publish throws a network error once the ack timeout passes; nothing is posted")
+    func hungProviderTimesOut() async throws {
+        let (auth, client, clock) = (ScriptedAuthSession(), RecordingHTTPClient(), ManualClock())
+        auth.holdCredentials()  // ignores cancellation, as a hung identity provider would
+        defer { auth.releaseCredentials() }
+        let transport = try Self.transport(auth, client, clock)
+        let publishing = Task { try await transport.publish(Self.request) }
+        try await auth.waitForHeldCalls(1)
+        try await clock.waitForSleeper(sleeping: Self.timeout)
+        clock.advance(by: Self.timeout)
+        await #expect(throws: RealtimeError.network("the AuthSession gave no credentials within 7.0 seconds to publish to default/p")) {
+            try await publishing.boundedValue()
+        }
+        #expect(client.requests.isEmpty)
+        #expect(auth.credentialRequests == [false])
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test("the refresh after an unauthorized refusal is bounded too: one POST, then the timeout")
+    func hungRefreshTimesOut() async throws {
+        let (auth, clock) = (ScriptedAuthSession(), ManualClock())
+        let client = RecordingHTTPClient(
+            status: 401, reply: #"{"errors":[{"errorType":"UnauthorizedException","message":"Token expired"}]}"#,
+            onPost: { auth.holdCredentials() })
+        defer { auth.releaseCredentials() }
+        let transport = try Self.transport(auth, client, clock)
+        let publishing = Task { try await transport.publish(Self.request) }
+        try await auth.waitForHeldCalls(1)
+        try await clock.waitForSleeper(sleeping: Self.timeout)
+        clock.advance(by: Self.timeout)
+        await #expect(throws: RealtimeError.network("the AuthSession gave no credentials within 7.0 seconds to publish to default/p")) {
+            try await publishing.boundedValue()
+        }
+        #expect(client.requests.count == 1)
+        #expect(auth.credentialRequests == [false, true])
+    }
+
+    @Test("a provider answering just within the ack timeout: the publish goes out with its credentials")
+    func slowProviderWithinTheTimeout() async throws {
+        let (auth, client, clock) = (ScriptedAuthSession(.bearerToken("jwt-slow")), RecordingHTTPClient(), ManualClock())
+        auth.holdCredentials()
+        let transport = try Self.transport(auth, client, clock)
+        let publishing = Task { try await transport.publish(Self.request) }
+        try await auth.waitForHeldCalls(1)
+        try await clock.waitForSleeper(sleeping: Self.timeout)
+        clock.advance(by: Self.timeout - .milliseconds(1))
+        auth.releaseCredentials()
+        #expect(try await publishing.boundedValue().allSucceeded)
+        #expect(client.requests.map { $0.headers["Authorization"] } == ["jwt-slow"])
+        #expect(clock.sleeperCount == 0, "the deadline's timer ends with the answer")
+    }
+
+    @Test("cancelling the publishing task while the provider hangs throws CancellationError; nothing is posted")
+    func cancelledWhileProviderHangs() async throws {
+        let (auth, client, clock) = (ScriptedAuthSession(), RecordingHTTPClient(), ManualClock())
+        auth.holdCredentials()
+        defer { auth.releaseCredentials() }
+        let transport = try Self.transport(auth, client, clock)
+        let publishing = Task { try await transport.publish(Self.request) }
+        try await auth.waitForHeldCalls(1)
+        publishing.cancel()
+        await #expect(throws: CancellationError.self) { try await publishing.boundedValue() }
+        #expect(client.requests.isEmpty)
+        #expect(auth.heldCount == 1, "the session's call is still held: the publish did not wait for it")
+        #expect(clock.sleeperCount == 0)
     }
 }

@@ -112,12 +112,19 @@ public final class AppSyncEventsTransport: RealtimeTransport {
     /// credentials asked for now. Refused as unauthorized, it is sent once more with refreshed credentials; refused
     /// again, it throws `RealtimeError/publishRejected(errorType:message:)` naming the channel. A WebSocket publish
     /// shares the subscriptions' connection, which a refusal never closes.
+    ///
+    /// Over HTTP, each request for credentials waits at most the configuration's `link.ackTimeout` on the transport's
+    /// clock (as a WebSocket batch does): an `AuthSession` silent that long makes it throw `RealtimeError/network(_:)`
+    /// ("the AuthSession gave no credentials within …") without posting anything. Cancelling the calling task throws
+    /// `CancellationError` at once, even while the session hangs.
     public func publish(_ request: PublishRequest) async throws -> PublishResult {
         let channel = try ChannelName.validate(request.channel, for: .publish)
         try AppSyncPublishLimits.validate(request.events)
         switch configuration.publishRoute {
         case .http:
-            return try await httpPublisher.publish(channel: channel, events: request.events, auth: auth, wallClock: wallClock)
+            return try await httpPublisher.publish(
+                channel: channel, events: request.events, auth: auth, wallClock: wallClock,
+                credentialsTimeout: configuration.link.ackTimeout, clock: clock)
         case .webSocket:
             return try await publishOverWebSocket(channel: channel, events: request.events)
         }

@@ -32,17 +32,35 @@ package struct AppSyncHTTPPublisher: Sendable {
     /// Publishes with credentials asked of `auth` now; refused as unauthorized, once more with refreshed credentials
     /// (`forceRefresh: true`). Refused again, it throws `publishRejected` naming the channel and the reason; a
     /// signed-out session throws `signedOut`, one that cannot give credentials `sessionExpired`.
-    func publish(channel: String, events: [String], auth: any AuthSession, wallClock: WallClock) async throws -> PublishResult {
+    ///
+    /// Each request for credentials waits at most `credentialsTimeout` on `clock` (the transport passes its link's
+    /// `ackTimeout`, the bound of the WebSocket path's own requests): a session silent that long throws
+    /// `RealtimeError/network(_:)` ("the AuthSession gave no credentials within …"), and nothing is posted. A
+    /// cancelled caller throws `CancellationError` at once, even while the session hangs (the session's call is left
+    /// to end on its own; see `credentialsForSending(forceRefresh:)`).
+    func publish(
+        channel: String, events: [String], auth: any AuthSession, wallClock: WallClock, credentialsTimeout: Duration,
+        clock: any Clock<Duration>
+    ) async throws -> PublishResult {
         let channel = try ChannelName.validate(channel, for: .publish)
         try AppSyncPublishLimits.validate(events)
         var refusal: AppSyncServerError?
         for forceRefresh in [false, true] {
+            // `.awaitOperation`: `credentialsForSending` answers `.cancelled` as soon as it is cancelled, whatever the
+            // session does, so waiting for it never holds this call up.
+            let answer = await withDeadline(credentialsTimeout, on: clock, mode: .awaitOperation) {
+                await auth.credentialsForSending(forceRefresh: forceRefresh)
+            }
             let credentials: AuthCredentials
-            switch await auth.credentialsForSending(forceRefresh: forceRefresh) {
+            switch answer {
             case .credentials(let fetched): credentials = fetched
             case .signedOut: throw RealtimeError.signedOut
             case .unavailable(let error): throw RealtimeError.sessionExpired("credentials unavailable to publish to \(channel): \(error)")
             case .cancelled: throw CancellationError()
+            case nil:
+                // The timer won; a caller cancelled at that very moment still gets its CancellationError.
+                try Task.checkCancellation()
+                throw RealtimeError.network("the AuthSession gave no credentials within \(credentialsTimeout) to publish to \(channel)")
             }
             let authorizer = AppSyncAuthorizer(endpoint: endpoint, credentials: credentials, now: { wallClock.now() })
             switch try await send(channel: channel, events: events, authorizer: authorizer) {
