@@ -164,15 +164,26 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
         guard problems.isEmpty else { throw ConfigurationError(problems) }
     }
 
-    /// The notifier's configuration. Its durations are converted as they are: ``validate()`` the configuration first
-    /// (``RealtimeStack`` does), as a number of seconds out of its bounds (`NaN`, an infinity) cannot be a `Duration`.
+    /// This configuration with every number moved into the bounds its setting declares (``RealtimeSettingsTable``):
+    /// `NaN` to the default, a value below or above them to the nearest value they allow. What a conversion that cannot
+    /// throw reads, so a value set in code out of its bounds is never a trap there; ``validate()`` still reports it.
+    var clampedIntoBounds: RealtimeConfiguration {
+        var clamped = self
+        for setting in RealtimeSettingsTable.settings { setting.clampIntoBounds(&clamped) }
+        return clamped
+    }
+
+    /// The notifier's configuration. A number of seconds out of its bounds (`NaN`, an infinity, a negative or huge
+    /// value set in code) cannot be a `Duration`: it is clamped into its bounds here (`NaN` to its default), and
+    /// ``validate()`` reports it (``RealtimeStack`` refuses such a configuration).
     public var notifierConfiguration: NotifierConfiguration {
+        let values = clampedIntoBounds
         var configuration = NotifierConfiguration()
-        configuration.bufferPolicy = ObserverBufferPolicy(limit: bufferLimit, overflow: bufferOverflow)
-        configuration.backgroundGrace = .seconds(backgroundGraceSeconds)
-        configuration.switchTimeout = .seconds(switchTimeoutSeconds)
-        configuration.switchSettle = .seconds(switchSettleSeconds)
-        configuration.networkErrorAfter = .seconds(networkErrorAfterSeconds)
+        configuration.bufferPolicy = ObserverBufferPolicy(limit: values.bufferLimit, overflow: bufferOverflow)
+        configuration.backgroundGrace = .seconds(values.backgroundGraceSeconds)
+        configuration.switchTimeout = .seconds(values.switchTimeoutSeconds)
+        configuration.switchSettle = .seconds(values.switchSettleSeconds)
+        configuration.networkErrorAfter = .seconds(values.networkErrorAfterSeconds)
         configuration.graphQLOperations = resolvedGraphQLOperations
         return configuration
     }

@@ -59,6 +59,13 @@ package struct RealtimeSetting: Sendable {
             return upper.map { value <= $0 } ?? true
         }
 
+        /// `value` moved into the bounds: `NaN` to `fallback` (a default within them), a value below them to the least
+        /// they allow (just above an excluded ``lower``), one above them to ``upper``. Within them it is unchanged.
+        func clamp(_ value: Double, nanTo fallback: Double) -> Double {
+            guard !value.isNaN else { return fallback }
+            return min(max(value, includesLower ? lower : lower.nextUp), upper ?? .greatestFiniteMagnitude)
+        }
+
         /// The rule as the problems state it: "must be above 0 and at most 86400", "at least 1".
         package var description: String {
             let lowerText = includesLower ? "at least \(RealtimeSetting.format(lower))" : "must be above \(RealtimeSetting.format(lower))"
@@ -88,6 +95,8 @@ package struct RealtimeSetting: Sendable {
     package let defaultNote: String?
     /// Whether the value is kept out of error messages (a key, a template that may hold one).
     package let hidesValue: Bool
+    /// The property the setting reads and writes.
+    let path: any PartialKeyPath<RealtimeConfiguration> & Sendable
 
     /// Sets the value from environment text.
     let applyText: @Sendable (inout RealtimeConfiguration, String) -> ValueProblem?
@@ -97,6 +106,9 @@ package struct RealtimeSetting: Sendable {
     let problems: @Sendable (RealtimeConfiguration) -> [String]
     /// The value as the reference shows it; `nil` for none.
     let render: @Sendable (RealtimeConfiguration) -> String?
+    /// Moves the value into ``bounds`` (a number's; anything else is left as it is): see
+    /// ``RealtimeConfiguration/clampedIntoBounds``.
+    let clampIntoBounds: @Sendable (inout RealtimeConfiguration) -> Void
 
     /// The default as the reference shows it: ``defaultNote``, or the value in `RealtimeConfiguration()` in code
     /// format, or `—` for none.
@@ -125,6 +137,7 @@ extension RealtimeSetting {
         text: @escaping @Sendable (String) -> Result<Value, ValueProblem>,
         json: @escaping @Sendable (JSONValue) -> Result<Value, ValueProblem>,
         check: @escaping @Sendable (Value) -> [String] = { _ in [] },
+        clamp: @escaping @Sendable (Value) -> Value = { $0 },
         render: @escaping @Sendable (Value) -> String?
     ) -> RealtimeSetting {
         @Sendable func apply(_ result: Result<Value, ValueProblem>, to configuration: inout RealtimeConfiguration) -> ValueProblem? {
@@ -138,11 +151,12 @@ extension RealtimeSetting {
         }
         return RealtimeSetting(
             key: key, environmentVariable: environment, kind: kind, bounds: bounds, doc: doc, defaultNote: defaultNote,
-            hidesValue: hidesValue,
+            hidesValue: hidesValue, path: path,
             applyText: { configuration, value in apply(text(value), to: &configuration) },
             applyJSON: { configuration, value in apply(json(value), to: &configuration) },
             problems: { configuration in check(configuration[keyPath: path]) },
-            render: { configuration in render(configuration[keyPath: path]) })
+            render: { configuration in render(configuration[keyPath: path]) },
+            clampIntoBounds: { configuration in configuration[keyPath: path] = clamp(configuration[keyPath: path]) })
     }
 
     /// A number of seconds within `bounds`.
@@ -150,10 +164,12 @@ extension RealtimeSetting {
         _ key: String, _ path: any WritableKeyPath<RealtimeConfiguration, Double> & Sendable, environment: String,
         bounds: Bounds = .duration, doc: String
     ) -> RealtimeSetting {
-        make(
+        let fallback = RealtimeConfiguration()[keyPath: path]
+        return make(
             key, path, environment: environment, kind: .seconds, bounds: bounds, doc: doc, text: nonNegativeNumber,
             json: { value in number(value).map { .success($0) } ?? .failure(.expected("expected a number of seconds")) },
-            check: { value in bounds.contains(value) ? [] : ["\(key): \(bounds)"] }, render: { format($0) })
+            check: { value in bounds.contains(value) ? [] : ["\(key): \(bounds)"] }, clamp: { bounds.clamp($0, nanTo: fallback) },
+            render: { format($0) })
     }
 
     /// A number of seconds within `bounds`, or none (`null` in a file, `0` in the environment), meaning `never`.
@@ -161,7 +177,9 @@ extension RealtimeSetting {
         _ key: String, _ path: any WritableKeyPath<RealtimeConfiguration, Double?> & Sendable, environment: String,
         bounds: Bounds = .duration, never: String, doc: String
     ) -> RealtimeSetting {
-        make(
+        // NaN goes to the default; with none, to the upper bound (a number of seconds has one: `Duration` needs it).
+        let fallback = RealtimeConfiguration()[keyPath: path] ?? bounds.upper ?? bounds.lower
+        return make(
             key, path, environment: environment, kind: .optionalSeconds(never: never), bounds: bounds, doc: doc,
             text: { text in nonNegativeNumber(text).map { $0 == 0 ? nil : $0 } },
             json: { value in
@@ -169,7 +187,7 @@ extension RealtimeSetting {
                 return number(value).map { .success($0) } ?? .failure(.expected("expected a number of seconds or null"))
             },
             check: { value in value.map { bounds.contains($0) ? [] : ["\(key): \(bounds) (or null: \(never))"] } ?? [] },
-            render: { $0.map(format) })
+            clamp: { value in value.map { bounds.clamp($0, nanTo: fallback) } }, render: { $0.map(format) })
     }
 
     /// A whole number of at least `minimum`.
@@ -190,7 +208,8 @@ extension RealtimeSetting {
                 }
                 return .success(whole)
             },
-            check: { value in bounds.contains(Double(value)) ? [] : ["\(key): \(bounds)"] }, render: { String($0) })
+            check: { value in bounds.contains(Double(value)) ? [] : ["\(key): \(bounds)"] }, clamp: { max(minimum, $0) },
+            render: { String($0) })
     }
 
     /// `true` or `false`; `on`/`off` in the environment.
