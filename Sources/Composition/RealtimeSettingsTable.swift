@@ -56,7 +56,7 @@ package enum RealtimeSettingsTable {
         .seconds(
             "liveness.probeTimeoutSeconds", \.liveness.probeTimeoutSeconds, environment: "VORTEX_REALTIME_PROBE_TIMEOUT",
             doc:
-                "The pong timeout of a probe: every open link is probed at once after a network interface change (Wi-Fi ↔ cellular) and on `verifyConnection()` (the notifier's `enterForeground()`)."
+                "The pong timeout of a probe: every open link is probed at once after a change of network (Wi-Fi ↔ cellular, or another Wi-Fi network) and on `verifyConnection()` (the notifier's `enterForeground()`)."
         ),
         .onOff(
             "liveness.webSocketPings", \.liveness.webSocketPings, environment: "VORTEX_REALTIME_WEBSOCKET_PINGS",
