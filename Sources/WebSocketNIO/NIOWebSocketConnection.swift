@@ -90,6 +90,19 @@ final class NIOWebSocketConnection: WebSocketConnection {
         pongHandler.withLock { $0 = handler }
     }
 
+    /// What waits for the reader, and whether reading from the socket is paused for it (for tests).
+    var inboundBacklog: (messages: Int, bytes: Int, paused: Bool) { inbound.backlog }
+
+    /// Whether the channel reads from the socket (`autoRead`), which a full inbound queue turns off (for tests).
+    func readsFromSocket() async throws -> Bool {
+        try await channel.getOption(ChannelOptions.autoRead).get()
+    }
+
+    /// The bytes written to the channel that the socket has not taken yet (for tests).
+    func bufferedOutboundBytes() async throws -> Int {
+        try await channel.getOption(ChannelOptions.bufferedWritableBytes).get()
+    }
+
     func abort() {
         closeState.withLock { $0.aborted = true }
         SocketDropHandler.drop(channel)

@@ -17,8 +17,9 @@ import SubscriberCore
 /// Frames are handed to the reader a read at a time (``WebSocketConnection/receiveBatch()``), so a link's reader
 /// handles a read's frames in one go and wakes its consumers once. The server's pings are answered on the event loop;
 /// the link's pings (``WebSocketConnection/sendPing()``) go out as empty ping frames and their pongs are reported to
-/// the link's handler on the event loop, without waking the reader. Up to 256 complete messages wait for the reader
-/// before reading from the socket pauses (backpressure).
+/// the link's handler on the event loop, without waking the reader; while the socket takes no writes, only the latest
+/// ping's pong waits. Up to 256 complete messages or 4 MiB of them wait for the reader before reading from the socket
+/// pauses (backpressure).
 ///
 /// Each connection offers its event loop as the link's ``LinkExecutor`` (``runsLinksOnEventLoop``): the link's reader,
 /// writer and timer run on the loop that reads the socket, so an idle link wakes that one thread for a frame or a

@@ -4,8 +4,9 @@ import NIOWebSocket
 import SubscriberCore
 
 /// The client side of RFC 6455 after the upgrade, on the channel's event loop: reassembles fragments, validates text,
-/// answers pings, reports pongs (to the link's handler, on the event loop: no task is woken), takes part in the closing
-/// handshake and fails the connection on a protocol violation. Complete
+/// answers pings (only the latest while the socket takes no writes), reports pongs (to the link's handler, on the
+/// event loop: no task is woken), takes part in the closing handshake and fails the connection on a protocol violation
+/// (a masked frame among them). Complete
 /// messages go to the ``WebSocketInbound`` one read at a time (at `channelReadComplete`), so the reader handles a
 /// read's frames in one go.
 final class WebSocketFrameHandler: ChannelInboundHandler, RemovableChannelHandler {
@@ -18,6 +19,10 @@ final class WebSocketFrameHandler: ChannelInboundHandler, RemovableChannelHandle
     private let maxMessageSize: Int
     private var pending: [WebSocketMessage] = []
     private var fragments: (opcode: WebSocketOpcode, data: ByteBuffer)?
+    /// The latest ping's payload while the socket takes no writes: its pong goes out once it does. RFC 6455 §5.5.3 lets
+    /// a client answer only the most recent ping, and a server flooding pings without reading the pongs would
+    /// otherwise grow NIO's send queue without bound.
+    private var heldPong: ByteBuffer?
     /// Reading is over: the server closed, or this side failed the connection.
     private var done = false
 
@@ -36,6 +41,8 @@ final class WebSocketFrameHandler: ChannelInboundHandler, RemovableChannelHandle
         let frame = unwrapInboundIn(data)
         // No extension is negotiated, so no reserved bit may be set.
         guard !frame.rsv1, !frame.rsv2, !frame.rsv3 else { return fail(context, .protocolError) }
+        // RFC 6455 §5.1: a server never masks. NIO's decoder accepts (and unmasks) masked frames, so the check is ours.
+        guard frame.maskKey == nil else { return fail(context, .protocolError) }
         switch frame.opcode {
         case .text, .binary:
             guard fragments == nil else { return fail(context, .protocolError) }
@@ -53,6 +60,10 @@ final class WebSocketFrameHandler: ChannelInboundHandler, RemovableChannelHandle
             fragments = frame.fin ? nil : message
             if frame.fin { complete(context, message.opcode, message.data) }
         case .ping:
+            guard context.channel.isWritable else {
+                heldPong = frame.unmaskedData
+                return
+            }
             write(context, WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData))
         case .pong:
             pongHandler.withLock { $0 }?()
@@ -66,6 +77,14 @@ final class WebSocketFrameHandler: ChannelInboundHandler, RemovableChannelHandle
     func channelReadComplete(context: ChannelHandlerContext) {
         deliverPending(context)
         context.fireChannelReadComplete()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if !done, context.channel.isWritable, let payload = heldPong {
+            heldPong = nil
+            write(context, WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: payload))
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     func channelInactive(context: ChannelHandlerContext) {

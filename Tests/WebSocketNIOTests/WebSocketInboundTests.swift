@@ -56,6 +56,50 @@ struct WebSocketInboundTests {
         #expect(received == reads * batchSize, "reading stayed paused after \(loop.pauses) pauses")
         #expect(loop.pauses > 0 || batchSize < WebSocketInbound.highWatermark)
     }
+
+    @Test("a reader taking one message at a time turns reading back on only once the queue is under the line")
+    func oneAtATimeResumesUnderTheLine() async throws {
+        let inbound = WebSocketInbound()
+        let resumes = Locked(0)
+        inbound.onResumeReading { resumes.withLock { $0 += 1 } }
+        #expect(inbound.append(Array(repeating: .text("{}"), count: WebSocketInbound.highWatermark + 1)))
+        // 256 left: still full, so no read may come in (one per message taken would grow the queue without bound).
+        _ = try await inbound.nextOne()
+        #expect(resumes.withLock { $0 } == 0)
+        #expect(inbound.backlog == (WebSocketInbound.highWatermark, 2 * WebSocketInbound.highWatermark, true))
+        _ = try await inbound.nextOne()
+        #expect(resumes.withLock { $0 } == 1)
+        #expect(inbound.backlog.paused == false)
+    }
+
+    @Test("a one-message reader waiting as a full read lands takes one; the rest stays queued and reading pauses")
+    func waitingReaderLeavesAFullQueue() async throws {
+        let inbound = WebSocketInbound()
+        let reader = Task { try await inbound.nextOne() }
+        try await waitUntil("the reader to wait", timeout: 10) { inbound.isAwaited }
+        #expect(inbound.append(Array(repeating: .text("{}"), count: WebSocketInbound.highWatermark + 1)))
+        #expect(try await reader.value == .text("{}"))
+        #expect(inbound.backlog == (WebSocketInbound.highWatermark, 2 * WebSocketInbound.highWatermark, true))
+    }
+
+    @Test("the queue's bytes count toward the pause: payload bytes (UTF-8), added, taken one and all")
+    func bytesCountTowardThePause() async throws {
+        let inbound = WebSocketInbound()
+        let resumes = Locked(0)
+        inbound.onResumeReading { resumes.withLock { $0 += 1 } }
+        let mebibyte = WebSocketMessage.binary(Data(count: 1 << 20))
+        let twoMebibytes = WebSocketMessage.text(String(repeating: "é", count: 1 << 20))  // 2 bytes a character
+        #expect(!inbound.append([mebibyte, mebibyte]))
+        #expect(inbound.append([twoMebibytes]))
+        #expect(inbound.backlog == (3, WebSocketInbound.highWatermarkBytes, true))
+        // One taken: 3 MiB left, under the line, so reading resumes; what comes next is counted from there.
+        #expect(try await inbound.nextOne() == mebibyte)
+        #expect(resumes.withLock { $0 } == 1)
+        #expect(!inbound.append([.binary(Data(count: 512 * 1024))]))
+        #expect(inbound.backlog.bytes == 3 * (1 << 20) + 512 * 1024)
+        #expect(try await inbound.next()?.count == 3)
+        #expect(inbound.backlog == (0, 0, false))
+    }
 }
 
 /// Plays NIO's `autoRead`: the thread that appends turns reading off itself when `append` says so, and a resume is

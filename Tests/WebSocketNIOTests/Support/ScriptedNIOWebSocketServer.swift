@@ -151,6 +151,11 @@ final class ScriptedNIOWebSocketServer: Sendable {
         try await poll("a pong") { $0.pongs.first }
     }
 
+    /// Waits until the client's latest pong has `payload`; returns how many pongs the client had sent by then.
+    func waitForLastPong(_ payload: [UInt8]) async throws -> Int {
+        try await poll("a pong of \(payload.prefix(4))…") { $0.pongs.last == payload ? $0.pongs.count : nil }
+    }
+
     /// Waits for the client's close frame.
     func waitForClientClose() async throws -> ClientClose {
         try await poll("the client's close frame") { $0.clientCloses.first }
@@ -209,9 +214,53 @@ final class ScriptedNIOWebSocketServer: Sendable {
         try await write(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))
     }
 
-    /// Sends any frame, well-formed or not (RSV bits, reserved opcodes).
+    /// Sends any frame, well-formed or not (RSV bits, reserved opcodes, a mask).
     func send(frame: WebSocketFrame) async throws {
         try await write(frame)
+    }
+
+    /// Sends `count` pings, `payload(0)` … `payload(count - 1)`, in one flush: a flood, not a conversation.
+    func sendPings(_ count: Int, payload: @escaping @Sendable (Int) -> [UInt8]) async throws {
+        let client = try await poll("the client connection") { $0.client }
+        let ping = { @Sendable (index: Int) in WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer(bytes: payload(index))) }
+        try await client.eventLoop.flatSubmit {
+            for index in 0..<count - 1 { client.write(ping(index), promise: nil) }
+            return client.writeAndFlush(ping(count - 1))
+        }.get()
+    }
+
+    /// Sends text messages `text(0)`, `text(1)`, … until the socket takes no more (the client stopped reading and the
+    /// buffers between are full), at least `minimum` and at most `limit` (both alike: exactly that many, without
+    /// waiting for the client); returns how many were written.
+    func sendUntilBackedUp(minimum: Int, limit: Int, _ text: @escaping @Sendable (Int) -> String) async throws -> Int {
+        let client = try await poll("the client connection") { $0.client }
+        var sent = 0
+        while sent < limit {
+            let from = sent
+            // About 64 KiB at a time on the event loop, which reads the socket's writability between batches.
+            let next = try await client.eventLoop.submit { () -> Int? in
+                if from >= minimum && !client.isWritable { return nil }
+                var (index, bytes) = (from, 0)
+                while index < limit && bytes < 64 * 1024 {
+                    let frame = WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: text(index)))
+                    bytes += frame.length
+                    index += 1
+                    client.write(frame, promise: nil)
+                }
+                client.flush()
+                return index
+            }.get()
+            guard let next else { break }
+            sent = next
+        }
+        return sent
+    }
+
+    /// Stops reading the client's frames (its writes back up), or reads them again.
+    func readClient(_ reads: Bool) async throws {
+        let client = try await poll("the client connection") { $0.client }
+        try await client.setOption(ChannelOptions.autoRead, value: reads).get()
+        if reads { client.read() }
     }
 
     private func write(_ frame: WebSocketFrame) async throws {
