@@ -14,6 +14,7 @@ working tree, and the file is restored from a copy taken just before.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,8 +38,14 @@ def run(mutant, backup):
             return "stale", "the mutant does not build"
         test = subprocess.run(
             ["swift", "test", "--skip-build", "--filter", mutant["tests"]], cwd=ROOT, capture_output=True, text=True)
-        failed = [line for line in (test.stdout + test.stderr).splitlines() if line.startswith('✘ Test "')]
-        return ("killed", failed[0] if failed else "") if test.returncode != 0 else ("survived", "")
+        output = (test.stdout + test.stderr).splitlines()
+        failed = [line for line in output if line.startswith('✘ Test "')]
+        if test.returncode != 0:
+            return "killed", failed[0] if failed else ""
+        # A filter that selects nothing passes too: that is a mutant no test can kill, not a survivor.
+        if not any(re.search(r"Test run with [1-9]|Executed [1-9]", line) for line in output):
+            return "stale", "the filter %r selects no test" % mutant["tests"]
+        return "survived", ""
     finally:
         shutil.copy(backup, path)
 

@@ -228,8 +228,14 @@ struct BackendNotifierTests {
         #expect(await identities.next() == NotifierIdentity(userId: "u-2", organizationId: "o-2"))
         await notifier.update(userId: nil, organizationId: nil)
         #expect(await identities.next() == NotifierIdentity(userId: nil, organizationId: nil))
+        let untilShutdown = notifier.identityChanges()
         await notifier.shutdown()
-        #expect(await identities.next() == nil)
+        let afterShutdown = try await withTestTimeout(5, "the identities to end") {
+            var seen: [NotifierIdentity] = []
+            for await identity in untilShutdown { seen.append(identity) }
+            return seen
+        }
+        #expect(afterShutdown == [NotifierIdentity(userId: nil, organizationId: nil)], "the last identity, then the end")
     }
 
     @Test("the device-group filter drops other groups' device events on both APIs")
