@@ -301,19 +301,26 @@ struct AppSyncHTTPPublishCredentialsDeadlineTests {
             configuration: configuration, auth: auth, connector: ScriptedWebSocketServer(), httpClient: client, clock: clock)
     }
 
+    /// Publishes while `auth` holds its credentials, lets the deadline pass and expects publish's timeout error.
+    private static func expectCredentialsTimeout(
+        publishing transport: AppSyncEventsTransport, _ auth: ScriptedAuthSession, _ clock: ManualClock
+    ) async throws {
+        let publishing = Task { try await transport.publish(request) }
+        try await auth.waitForHeldCalls(1)
+        try await clock.waitForSleeper(sleeping: timeout)
+        clock.advance(by: timeout)
+        await #expect(throws: RealtimeError.network("the AuthSession gave no credentials within 7.0 seconds to publish to default/p")) {
+            try await publishing.boundedValue()
+        }
+    }
+
     @Test("a token provider that never answers: publish throws a network error once the ack timeout passes; nothing is posted")
     func hungProviderTimesOut() async throws {
         let (auth, client, clock) = (ScriptedAuthSession(), RecordingHTTPClient(), ManualClock())
         auth.holdCredentials()  // ignores cancellation, as a hung identity provider would
         defer { auth.releaseCredentials() }
         let transport = try Self.transport(auth, client, clock)
-        let publishing = Task { try await transport.publish(Self.request) }
-        try await auth.waitForHeldCalls(1)
-        try await clock.waitForSleeper(sleeping: Self.timeout)
-        clock.advance(by: Self.timeout)
-        await #expect(throws: RealtimeError.network("the AuthSession gave no credentials within 7.0 seconds to publish to default/p")) {
-            try await publishing.boundedValue()
-        }
+        try await Self.expectCredentialsTimeout(publishing: transport, auth, clock)
         #expect(client.requests.isEmpty)
         #expect(auth.credentialRequests == [false])
         #expect(clock.sleeperCount == 0)
@@ -327,13 +334,7 @@ struct AppSyncHTTPPublishCredentialsDeadlineTests {
             onPost: { auth.holdCredentials() })
         defer { auth.releaseCredentials() }
         let transport = try Self.transport(auth, client, clock)
-        let publishing = Task { try await transport.publish(Self.request) }
-        try await auth.waitForHeldCalls(1)
-        try await clock.waitForSleeper(sleeping: Self.timeout)
-        clock.advance(by: Self.timeout)
-        await #expect(throws: RealtimeError.network("the AuthSession gave no credentials within 7.0 seconds to publish to default/p")) {
-            try await publishing.boundedValue()
-        }
+        try await Self.expectCredentialsTimeout(publishing: transport, auth, clock)
         #expect(client.requests.count == 1)
         #expect(auth.credentialRequests == [false, true])
     }

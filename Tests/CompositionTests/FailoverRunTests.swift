@@ -72,6 +72,17 @@ struct FailoverRunTests {
             return (events, watch)
         }
 
+        /// Probes AppSync to fail back to, until the returned task is cancelled, and waits for the first probe.
+        func startProbing() async throws -> (probing: Task<Bool, Never>, first: ScriptedTransport) {
+            let (run, scope) = (run, scope)
+            let probing = Task { await run.waitUntilHealthy(.appsync, scope: scope) }
+            do { try await waitForMade(1) } catch {
+                probing.cancel()
+                throw error
+            }
+            return (probing, transports[0])
+        }
+
         /// The reason of the first failover the notifier reports.
         func firstFailoverReason(in events: AsyncStream<NotifierConnectionEvent>) async throws -> String? {
             try await withTestTimeout(5, "a failover") {
@@ -160,11 +171,8 @@ struct FailoverRunTests {
     @Test("a failback probe that gives up is disconnected and made again later; the next one fails back")
     func probeRetries() async throws {
         let harness = Harness(active: .graphQL)
-        let run = harness.run
-        let probing = Task { await run.waitUntilHealthy(.appsync, scope: harness.scope) }
+        let (probing, first) = try await harness.startProbing()
         defer { probing.cancel() }
-        try await harness.waitForMade(1)
-        let first = harness.transports[0]
         // Seen whether the probe observes its states before or after this: as a change, or as the current state.
         first.setState(.disconnected(.failed(.network("gone"))))
         try await waitUntil("the probe disconnected") { first.disconnectCount == 1 }
@@ -183,12 +191,9 @@ struct FailoverRunTests {
     @Test("a failback probe follows the notifier's identity: a new user's probe is made at once, and none while signed out")
     func probeFollowsIdentity() async throws {
         let harness = Harness(active: .graphQL)
-        let run = harness.run
-        let probing = Task { await run.waitUntilHealthy(.appsync, scope: harness.scope) }
-        defer { probing.cancel() }
         let roleChannel: @Sendable (String) -> SubscriptionRequest = { .channel("vortex-app/user/\($0)/roleChanged") }
-        try await harness.waitForMade(1)
-        let first = harness.transports[0]
+        let (probing, first) = try await harness.startProbing()
+        defer { probing.cancel() }
         _ = try await first.waitForSubscription(where: { $0 == roleChannel("u-1") })
 
         // Another user: the probe for u-1 goes, and one for u-2 comes without waiting out `unhealthyAfterSeconds`.
@@ -216,11 +221,8 @@ struct FailoverRunTests {
     @Test("a failback probe ends when the notifier is shut down")
     func probeEndsWithNotifier() async throws {
         let harness = Harness(active: .graphQL)
-        let run = harness.run
-        let probing = Task { await run.waitUntilHealthy(.appsync, scope: harness.scope) }
+        let (probing, first) = try await harness.startProbing()
         defer { probing.cancel() }
-        try await harness.waitForMade(1)
-        let first = harness.transports[0]
         _ = try await first.waitForSubscription()
         await harness.notifier.shutdown()
         #expect(try await probing.boundedValue() == false)
