@@ -8,7 +8,7 @@ import Testing
 /// Issue 21 item 5: a notifier that is shut down, or dropped, releases everything — itself, its hubs, its transport
 /// and every observer's buffer — and every observer's `for await` ends (a consumer waiting on a stream nobody can
 /// finish any more would wait for ever, holding its buffer: what LeakSanitizer reported).
-@Suite("BackendNotifier lifetime")
+@Suite("BackendNotifier lifetime", .timeLimit(.minutes(2)))
 struct NotifierLifetimeTests {
     /// What a session leaves behind if it leaks: weak references to check, and the consumers' tasks to wait for.
     struct Session {

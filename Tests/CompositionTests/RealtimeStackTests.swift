@@ -7,7 +7,7 @@ import Testing
 @testable import Composition
 
 /// The rollback path end to end through both protocols on the scripted server: consumer code never changes.
-@Suite("RealtimeStack")
+@Suite("RealtimeStack", .timeLimit(.minutes(2)))
 struct RealtimeStackTests {
     @Test("rollback: AppSync to GraphQL and back; the observer's stream never ends and sees events from both")
     func rollbackThroughBothProtocols() async throws {

@@ -6,7 +6,7 @@ import Testing
 @testable import SubscriberCore
 
 /// The readers' batched delivery: ``DeliveryBatch`` and ``StreamBuffer``.
-@Suite("Batched delivery")
+@Suite("Batched delivery", .timeLimit(.minutes(2)))
 struct DeliveryBatchTests {
     private static let logger = Logger(label: "test.batch")
 
