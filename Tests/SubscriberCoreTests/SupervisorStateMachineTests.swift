@@ -245,6 +245,25 @@ struct SupervisorStateMachineTests {
         #expect(machine.state == .waitingForPath)
     }
 
+    @Test(
+        "a link closed on request or refused once while there is no network: connecting is reported (its connected does not stand) and the reconnect waits",
+        arguments: [LinkLoss.lost(.requested), .lost(.authRejected("4403"))])
+    func lostAtOnceWithoutNetwork(loss: LinkLoss) {
+        var machine = Self.linked()
+        _ = machine.pathChanged(to: Self.wifi, wantsConnection: true)
+        _ = machine.pathChanged(to: .unsatisfied, wantsConnection: true)
+        #expect(
+            machine.linkEnded(loss: loss, acknowledged: true, lasted: .seconds(60), wantsConnection: true)
+                == [.report(.connecting), .waitForNetwork(reconnecting: true)])
+        #expect(machine.state == .waitingForPath)
+        #expect(
+            machine.pathChanged(to: Self.wifi, wantsConnection: true)
+                == [
+                    .pathChanged(from: .unsatisfied, to: Self.wifi), .skipWait(because: .networkBack), .report(.connecting),
+                    .startLink(id: 1, role: .primary, forceRefresh: loss != .lost(.requested)), .probeOpenLinks(because: .networkBack),
+                ])
+    }
+
     @Test("an interface change probes the open links; a supervisor waiting to reconnect connects at once")
     func interfaceChange() {
         var linked = Self.linked()

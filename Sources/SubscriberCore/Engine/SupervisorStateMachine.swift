@@ -135,7 +135,9 @@ package struct SupervisorStateMachine: Sendable {
         }
         switch bookkeeping.decide(after: ending) {
         case .idle, .connectNow:
-            return connectIfWanted(wantsConnection)
+            let actions = connectIfWanted(wantsConnection)
+            // No network for the reconnect: the lost link's `connected` must not stand while nothing is linked.
+            return state == .waitingForPath ? [.report(.connecting), .waitForNetwork(reconnecting: true)] : actions
         case .connectAfter(let delay, let attempt):
             let reconnecting = Action.report(.reconnecting(attempt: attempt, delay: delay))
             guard pathSatisfied else {
