@@ -12,7 +12,10 @@ import FoundationNetworking
 /// `URLSessionWebSocketTask`'s async `receive()` and `send(_:)` are its completion-handler API bridged: cancelling the
 /// Swift task that awaits them does not end them; only a frame, or cancelling the URLSession task, does (SwiftPhoenixClient
 /// #281 and #286, wire-ios #4833). So every wait here is bounded by something this type does itself: a cancelled
-/// `receive()` or `send(_:)` drops the task, and a close waits at most the close timeout for the peer before dropping it.
+/// `receive()` returns at once (the task stays open, so the scope's close that follows still sends its close frame:
+/// `cancel()` would send one without a code, Apple's `cancel(with:reason:)` page says), a cancelled `send(_:)` drops the
+/// task (a peer that stopped reading would not take a close frame either), and a close waits at most the close timeout
+/// for the peer before dropping it.
 ///
 /// A receive cannot count on a frame or a cancel either: when the connection fails without a close frame, CFNetwork
 /// reports the task's end but never completes the pending receive (WebKit PR #28392, rdar://110487778), and a
@@ -94,7 +97,8 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
         let outcome = await withTaskCancellationHandler {
             await pending.outcome(grace: receiveGrace)
         } onCancel: {
-            drop()
+            // Only this wait ends: the scope's end closes the task, with a code (a drop here would send none).
+            pending.dropped()
         }
         return state.withLock { state -> WebSocketMessage? in
             state.pending = nil
@@ -258,7 +262,7 @@ private final class PendingReceive: Sendable {
         first.fire(.dropped)
     }
 
-    /// The outcome; a cancelled caller gets `.dropped` (its cancellation handler drops the task).
+    /// The outcome; a cancelled caller gets `.dropped` (its cancellation handler releases the wait).
     func outcome(grace: Duration) async -> Outcome {
         let outcome = await first.wait() ?? .dropped
         guard case .ended = outcome else { return outcome }

@@ -47,6 +47,13 @@ struct ApplePathCancellationTests {
         }
     }
 
+    /// The link was ended on purpose, so its task was sent a close frame with 1000 before anything dropped it: a
+    /// `cancel()` alone sends one without a code (Apple's `URLSessionWebSocketTask.cancel(with:reason:)` page), which a
+    /// server counts as an abnormal closure.
+    private static func expectClosedNormally(_ task: MockWebSocketTask, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(task.clientCloses.map(\.code) == [1000], sourceLocation: sourceLocation)
+    }
+
     private static func stack(
         _ kind: RealtimeConfiguration.TransportKind, on server: MockWebSocketTaskServer
     ) throws -> RealtimeStack {
@@ -83,6 +90,7 @@ struct ApplePathCancellationTests {
 
         try await withTestTimeout(Self.hang, "disconnect() to return") { await transport.disconnect() }
         #expect(task.isReleased)
+        Self.expectClosedNormally(task)
         var iterator = stream.makeAsyncIterator()
         while let event = try await iterator.next() {
             if case .payload = event { Issue.record("no payload was sent") }
@@ -125,6 +133,7 @@ struct ApplePathCancellationTests {
 
         try await withTestTimeout(Self.hang, "shutdown() to return") { await stack.shutdown() }
         #expect(task.isReleased)
+        Self.expectClosedNormally(task)
         for await _ in roles { Issue.record("no role change was sent") }
     }
 
@@ -136,6 +145,7 @@ struct ApplePathCancellationTests {
             await stack.notifier.update(userId: nil, organizationId: nil)
         }
         try await Self.released(task)
+        Self.expectClosedNormally(task)
         await stack.shutdown()
         for await _ in roles {}
     }
@@ -148,6 +158,7 @@ struct ApplePathCancellationTests {
         try await withTestTimeout(Self.hang, "the switch to return") { try await stack.switchTransport(to: target) }
         #expect(await stack.activeKind == target)
         try await Self.released(old)
+        Self.expectClosedNormally(old)
         let new = try await server.nextTask()
         #expect(!new.isReleased, "the new link carries on")
 

@@ -522,19 +522,25 @@ struct URLSessionWebSocketConnectorTests {
         #expect(task.dropCount >= 1)
     }
 
-    @Test("a reader cancelled while the task's receive ignores cancellation ends: the connection drops the task")
-    func cancelledReceiveDropsTheTask() async throws {
+    @Test(
+        "a reader cancelled while the task's receive ignores cancellation returns at once; the task stays open for the scope's close with 1000"
+    )
+    func cancelledReceiveReturnsAndTheScopeCloses() async throws {
         let task = MockWebSocketTask(upgrade: .accept(subprotocol: nil), answersClose: false)
         let result = try await withTestTimeout(30, "the cancelled reader to return") {
-            try await connector(task, closeTimeout: .seconds(3600)).withConnection(WebSocketRequest(url: url)) { connection in
+            try await connector(task, closeTimeout: .milliseconds(200)).withConnection(WebSocketRequest(url: url)) { connection in
                 let reader = Task { try await connection.receive() }
                 await task.waitForReceiver()
                 reader.cancel()
-                return try await reader.boundedValue()
+                let value = try await reader.boundedValue()
+                #expect(task.dropCount == 0, "only the wait ended: a dropped task would take a close frame without a code")
+                return value
             }
         }
         #expect(result.value == nil)
-        #expect(task.dropCount == 1)
+        #expect(task.clientCloses == [.init(code: 1000, reason: nil)], "the scope's end closes normally")
+        #expect(task.dropCount == 1, "the silent server never answered the close: dropped after the close timeout")
+        #expect(result.close == WebSocketCloseInfo(code: 1000, reason: "", initiatedLocally: true))
     }
 
     @Test("a close the silent server never answers ends a pending receive within the close timeout")
