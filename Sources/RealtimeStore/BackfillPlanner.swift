@@ -120,6 +120,9 @@ struct BackfillPlanner: Sendable, Equatable {
         }
     }
 
+    /// Whether the call `id` is the one in flight (a reset makes a running call void: its answer is not applied).
+    func isCalling(_ id: Int) -> Bool { inFlight?.id == id }
+
     private mutating func becomeStale() -> [Action] {
         guard !isStale else { return [] }
         isStale = true

@@ -113,9 +113,11 @@ public final class RealtimeStore {
     public func isStale(_ kind: VortexEventKind) -> Bool { staleKinds.contains(kind) }
 
     /// Feeds the store until the calling task is cancelled (a SwiftUI `.task`, or a task the app owns). It starts by
-    /// backfilling every kind from the start (signed out, nothing is fetched). The newest call feeds the store: a call
+    /// backfilling every kind from the start (signed out, nothing is fetched; during ``update(userId:organizationId:)``,
+    /// nothing until the change ends, and then for the new identity only). The newest call feeds the store: a call
     /// made while another runs (a `.task` restarted before the previous run has wound down) takes over, and the
-    /// previous one returns. When the last run ends, every kind becomes stale: nothing keeps it current any more.
+    /// previous one returns. When the last run ends, or the notifier is shut down (its streams end), every kind becomes
+    /// stale: nothing keeps it current any more (after a shutdown nothing is fetched again).
     public nonisolated func run() async {
         await feed.run(notifier: notifier, store: self)
     }

@@ -67,6 +67,12 @@ final class StoreFeed: Sendable {
         /// Whether someone is signed in (the notifier's user when the store was made, then as the store changed the
         /// identity): signed out, nothing is fetched.
         var signedIn = true
+        /// Whether an identity change is under way (between ``beginIdentityChange()`` and ``endIdentityChange(signedIn:)``):
+        /// nothing is fetched until it ends, and then only for the new identity (a run restarted meanwhile waits).
+        var changingIdentity = false
+        /// Whether the notifier was shut down (its streams ended): nothing feeds the store any more, for good, so every
+        /// kind stays stale and nothing is fetched.
+        var notifierEnded = false
         /// The streams whose kinds are held, and why.
         var heldStreams: [String: Hold] = [:]
         var jobs: AsyncStream<Job>.Continuation? { run?.jobs }
@@ -126,8 +132,9 @@ final class StoreFeed: Sendable {
                 await self.readStreams(notifier)
             }
             group.addTask { await self.flush(wakes, to: store) }
-            // Signed out, nothing is fetched (the kinds stay held until someone signs in).
-            if state.withLock({ $0.signedIn }) { startGeneration() }
+            // Signed out, nothing is fetched (the kinds stay held until someone signs in); during an identity change,
+            // nothing until it ends (its end loads the new identity).
+            startGeneration()
             for await job in jobs { group.addTask(operation: job) }
             group.cancelAll()
             await end(id, store: store)
@@ -144,7 +151,7 @@ final class StoreFeed: Sendable {
             state.withLock { $0.readersStopped = stopped }
             defer { stopped.fire() }
             // Only an identity change (or cancellation) ends a generation: streams that end (the notifier was shut down)
-            // leave nothing to read, and are not observed again in a loop.
+            // leave nothing to read, and are not observed again in a loop; they mark every kind stale.
             // Observed before the value streams start their upstreams, so no `live` of theirs is missed.
             let connectionEvents = await notifier.connectionEvents()
             await withTaskGroup(of: Bool.self) { group in
@@ -154,11 +161,14 @@ final class StoreFeed: Sendable {
                 }
                 group.addTask {
                     for await event in connectionEvents { self.connectionEvent(event, generation: generation) }
+                    // Not cancelled: the notifier ended the stream (it ends them only when it shuts down).
+                    if !Task.isCancelled { self.notifierShutDown() }
                     return false
                 }
                 func read<Output: Sendable>(_ stream: AsyncStream<Output>, _ wrap: @escaping @Sendable (Output) -> VortexEvent) {
                     group.addTask {
                         for await value in stream { self.apply([wrap(value)], origin: .live, generation: generation) }
+                        if !Task.isCancelled { self.notifierShutDown() }
                         return false
                     }
                 }
@@ -211,6 +221,8 @@ final class StoreFeed: Sendable {
         let now = wallClock.now()
         let (jobs, stopped) = state.withLock { state -> ([Job], OneShotSignal<Void>?) in
             state.generation += 1
+            // A run (re)started from now until the change ends fetches nothing: the notifier has neither identity.
+            state.changingIdentity = true
             state.changing.fire()
             defer { state.readersStopped = nil }
             state.ready = OneShotSignal()
@@ -237,21 +249,41 @@ final class StoreFeed: Sendable {
     func endIdentityChange(signedIn: Bool) {
         state.withLock { state in
             state.signedIn = signedIn
+            state.changingIdentity = false
             return state.ready
         }.fire()
-        if signedIn { startGeneration() }
+        startGeneration()
     }
 
     /// Loads everything (`since` = `Date.distantPast`) now, and again from now once each stream is live: what is
     /// published between the first load and the subscription's confirmation reaches the store neither way otherwise.
     /// (A stream that was already live, through another observer, delivers from the moment the store observes it.)
+    /// Nothing is fetched signed out, while an identity change is under way (its end starts the new identity's
+    /// generation: a call made before would be for neither identity), or once the notifier has shut down.
     private func startGeneration() {
         let now = wallClock.now()
         start(
             state.withLock { state in
+                guard state.signedIn, !state.changingIdentity, !state.notifierEnded else { return [] }
                 for upstream in NotifierUpstream.allCases { state.interruptedStreams[upstream.rawValue] = now }
                 state.heldStreams = [:]
                 return Self.kinds.flatMap { handle($0, .reset(now: now), &state) }
+            })
+    }
+
+    /// The notifier ended its streams (it was shut down, for good): nothing feeds the store any more, so every kind is
+    /// stale from now and held (as when a run ends with no successor), and nothing is fetched again.
+    private func notifierShutDown() {
+        let now = wallClock.now()
+        start(
+            state.withLock { state in
+                guard !state.notifierEnded else { return [] }
+                state.notifierEnded = true
+                for upstream in NotifierUpstream.allCases {
+                    state.interruptedStreams[upstream.rawValue] = min(state.interruptedStreams[upstream.rawValue] ?? now, now)
+                    state.heldStreams[upstream.rawValue] = .stopped
+                }
+                return Self.kinds.flatMap { handle($0, .interrupted(since: now), &state) }
             })
     }
 
@@ -259,10 +291,16 @@ final class StoreFeed: Sendable {
 
     /// Applies events of the current generation (`origin` live or backfill), and delivers to the value streams what
     /// is new: for the state kinds what the ledger applied, for the event kinds what was not delivered before.
-    /// `callStart`: for a backfill, the ledger's sequence when its call started (see ``StoreLedger``).
-    func apply(_ events: [VortexEvent], origin: StoreOrigin, generation: Int, callStart: Int? = nil) {
+    /// `callStart`: for a backfill, the ledger's sequence when its call started (see ``StoreLedger``). `call`: for a
+    /// backfill, the kind and id of its call: its answer is dropped unless the call is still the one the kind's planner
+    /// waits for (a reset, such as the new identity's load, made it void: it may have fetched for another identity).
+    func apply(
+        _ events: [VortexEvent], origin: StoreOrigin, generation: Int, callStart: Int? = nil,
+        call: (kind: VortexEventKind, id: Int)? = nil
+    ) {
         let (wake, woken, behind) = state.withLock { state -> (AsyncStream<Void>.Continuation?, [ValueReader], [ValueReader]) in
             guard state.generation == generation else { return (nil, [], []) }
+            if let call, state.planners[call.kind]?.isCalling(call.id) != true { return (nil, [], []) }
             let wasClean = state.changed.isEmpty
             var woken: [Int: ValueReader] = [:]
             var behind: [ValueReader] = []
@@ -383,7 +421,7 @@ final class StoreFeed: Sendable {
                 jobs.append { [self] in
                     switch await call(fetch, since: since, timeout: timeout) {
                     case .success(let events):
-                        apply(events, origin: .backfill, generation: generation, callStart: callStart)
+                        apply(events, origin: .backfill, generation: generation, callStart: callStart, call: (kind, id))
                         handle(kind, .callSucceeded(id: id, now: wallClock.now()), generation: generation)
                     case .failure(let error):
                         handle(kind, .callFailed(id: id, error: error), generation: generation)

@@ -108,11 +108,15 @@ struct BackfillPlannerTests {
         #expect(planner.handle(.windowOpened(Self.window(40, 50))) == [.call(id: 2, since: Self.at(10))])
     }
 
-    @Test("reports about calls a reset made void, and stale retries, do nothing")
+    @Test("reports about calls a reset made void, and stale retries, do nothing; the void call is no longer the one in flight")
     func staleReports() {
         var planner = Self.current()
         _ = planner.handle(.windowOpened(Self.window(10, 20)))
+        #expect(planner.isCalling(2))
         #expect(planner.handle(.reset(now: Self.at(30))) == [.call(id: 3, since: .distantPast)])
+        // The void call's answer is not applied (the feed asks before it applies one); the new call's is.
+        #expect(!planner.isCalling(2))
+        #expect(planner.isCalling(3))
         #expect(planner.handle(.callSucceeded(id: 2, now: Self.at(31))) == [])
         #expect(planner.handle(.callFailed(id: 2, error: "late")) == [])
         #expect(planner.handle(.retryDue(id: 2, now: Self.at(32))) == [])

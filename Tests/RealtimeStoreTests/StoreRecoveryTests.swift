@@ -139,6 +139,66 @@ struct StoreRecoveryTests {
         #expect(harness.store.isStale(.devicePresence))
     }
 
+    /// Started as ``StoreHarness/startWithDevice(_:)`` over a parking transport (then, with a `gate`, the presence
+    /// backfill replaced by it), an identity change to `userId` held in the notifier's `disconnect()`, and the run
+    /// restarted meanwhile (a view's `.task`) and left to idle. Returns the new run, the change (release the
+    /// disconnect, then await it) and how many calls `script` had before the change. Cancel the returned run.
+    @MainActor
+    static func restartDuringIdentityChange(
+        _ harness: StoreHarness, to userId: String?, script: BackfillScript, gate: GatedBackfill? = nil
+    ) async throws -> (run: Task<Void, Never>, updating: Task<Void, Never>, loads: Int) {
+        let parking = try #require(harness.parking)
+        let (first, _) = try await harness.startWithDevice(script)
+        if let gate { harness.store.backfill(.devicePresence, gate.fetch) }
+        let loads = script.calls.count
+        parking.park(.disconnect)
+        let store = harness.store
+        let updating = Task { await store.update(userId: userId, organizationId: userId.map { _ in "o-2" }) }
+        try await parking.waitUntilParked(.disconnect)
+        first.cancel()
+        let second = harness.startRun()
+        try await harness.idle()
+        return (second, updating, loads)
+    }
+
+    @Test("a run restarted during a sign-out fetches nothing, then or after it: every kind stays stale")
+    @MainActor
+    func restartDuringSignOutFetchesNothing() async throws {
+        let harness = StoreHarness(parking: true)
+        let script = BackfillScript()
+        let (run, updating, loads) = try await Self.restartDuringIdentityChange(harness, to: nil, script: script)
+        defer { run.cancel() }
+        #expect(script.calls.count == loads, "no backfill while the identity changes")
+        harness.parking?.release(.disconnect)
+        try await updating.boundedValue()
+        try await harness.idle()
+        #expect(script.calls.count == loads, "no backfill without an identity")
+        #expect(harness.store.isStale(.devicePresence))
+    }
+
+    @Test("a run restarted while another user signs in fetches only once the change ends; a void call's answer is dropped")
+    @MainActor
+    func restartDuringUserChangeFetchesForNewUser() async throws {
+        let harness = StoreHarness(parking: true)
+        let gate = GatedBackfill()
+        let (run, updating, _) = try await Self.restartDuringIdentityChange(harness, to: "u-2", script: BackfillScript(), gate: gate)
+        defer { run.cancel() }
+        let early = gate.calls.count
+        #expect(early == 0, "no backfill while the identity changes")
+        harness.parking?.release(.disconnect)
+        try await updating.boundedValue()
+        try await gate.waitForCalls(early + 1, "the new user's load")
+        #expect(gate.calls.last == .distantPast)
+        gate.answerNewest(.success([StoreHarness.presence("t-2", online: true, at: 30)]))
+        try await harness.flush(until: "the new user's device, current") { store in
+            store.devices["t-2"] != nil && !store.isStale(.devicePresence)
+        }
+        // A call made during the change (for the previous user's API session) returns at last: it is void.
+        gate.answer(.success([StoreHarness.presence("t-9", online: true, at: 40)]))
+        try await harness.idle()
+        #expect(Set(harness.store.devices.keys) == ["t-2"])
+    }
+
     @Test("a store made over a notifier with no user fetches nothing until someone signs in through it, then loads")
     @MainActor
     func notifierWithoutUserFetchesNothing() async throws {
@@ -153,6 +213,34 @@ struct StoreRecoveryTests {
         await harness.store.update(userId: "u-1", organizationId: "o-1")
         try await waitUntil("the load from the start") { !script.calls.isEmpty }
         #expect(script.calls.first == .distantPast)
+    }
+
+    // MARK: 4b. A notifier shut down
+
+    @Test("a notifier shut down under a running store ends what fed it: every kind goes stale")
+    @MainActor
+    func notifierShutdownMarksStale() async throws {
+        let (harness, _, run, _) = try await StoreHarness.startedWithDevice()
+        defer { run.cancel() }
+        #expect(!harness.store.isStale(.devicePresence))
+        await harness.notifier.shutdown()
+        try await harness.flush(until: "stale once the notifier shut down") { $0.isStale(.devicePresence) }
+        #expect(harness.store.isStale(.plan))
+    }
+
+    @Test("a run restarted after the notifier shut down fetches nothing: the kinds stay stale")
+    @MainActor
+    func restartAfterShutdownFetchesNothing() async throws {
+        let (harness, script, first, _) = try await StoreHarness.startedWithDevice()
+        await harness.notifier.shutdown()
+        try await harness.flush(until: "stale once the notifier shut down") { $0.isStale(.devicePresence) }
+        let loads = script.calls.count
+        first.cancel()
+        let second = harness.startRun()
+        defer { second.cancel() }
+        try await harness.idle()
+        #expect(script.calls.count == loads, "nothing feeds the store: nothing is fetched")
+        #expect(harness.store.isStale(.devicePresence))
     }
 
     // MARK: 5. Events without a timestamp

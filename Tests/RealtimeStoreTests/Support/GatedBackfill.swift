@@ -27,6 +27,12 @@ final class GatedBackfill: Sendable {
         waiter?.resume(returning: result)
     }
 
+    /// Answers the newest waiting call.
+    func answerNewest(_ result: Result<[DevicePresenceOutput], BackfillScriptError>) {
+        let waiter = state.withLock { $0.waiting.popLast() }
+        waiter?.resume(returning: result)
+    }
+
     /// Ignores cancellation, like a fetch that hangs.
     @Sendable func fetch(since: Date) async throws -> [DevicePresenceOutput] {
         let result = await withCheckedContinuation { continuation in

@@ -12,20 +12,25 @@ struct StoreHarness {
 
     let clock = ManualClock()
     let transport: ScriptedTransport
+    /// The parking transport around ``transport``, when the harness was made with `parking` (to hold the notifier's
+    /// `disconnect()` while an identity change is under way).
+    let parking: ParkingTransport?
     let notifier: BackendNotifier
     let store: RealtimeStore
 
     @MainActor
     init(
         flushInterval: Duration = .milliseconds(16), backfillPolicy: BackfillPolicy = BackfillPolicy(), valueBufferLimit: Int = 1_000,
-        dialect: TransportDialect = .appSyncChannels, userId: String? = "u-1"
+        dialect: TransportDialect = .appSyncChannels, userId: String? = "u-1", parking: Bool = false
     ) {
         let clock = self.clock
-        let transport = ScriptedTransport(dialect: dialect)
+        let parking = parking ? ParkingTransport(dialect: dialect) : nil
+        let transport = parking?.scripted ?? ScriptedTransport(dialect: dialect)
         self.transport = transport
+        self.parking = parking
         let wallClock = WallClock { Self.loadedAt.addingTimeInterval(Double(clock.now.offset.components.seconds)) }
         notifier = BackendNotifier(
-            transport: transport, userId: userId, organizationId: userId.map { _ in "o-1" }, clock: clock, wallClock: wallClock)
+            transport: parking ?? transport, userId: userId, organizationId: userId.map { _ in "o-1" }, clock: clock, wallClock: wallClock)
         store = RealtimeStore(
             notifier: notifier,
             configuration: StoreConfiguration(
