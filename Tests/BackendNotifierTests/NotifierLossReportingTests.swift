@@ -34,6 +34,33 @@ struct NotifierLossReportingTests {
         _ = stream
     }
 
+    @Test("a drop-oldest buffer's loss window starts before the dropped value was queued, not when it was dropped")
+    func dropOldestWindowCoversTheDroppedValue() async throws {
+        let harness = NotifierHarness { $0.bufferPolicy = ObserverBufferPolicy(limit: 2, overflow: .dropOldest) }
+        let events = ValueProbe(await harness.notifier.connectionEvents())
+        let plans = await harness.notifier.planValues()  // never read: its buffer keeps A and B until C pushes A out
+        let upstream = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("organization/*"))
+        func send(_ org: String) {
+            upstream.send(json: #"{"eventType":"organization/planChanged","timestamp":"\#(Samples.timestamp)","orgId":"\#(org)"}"#)
+        }
+        @Sendable func delivered() async -> Int { await harness.notifier.statistics().streams["plan"]?.delivered ?? 0 }
+        let queuedA = Date(timeIntervalSince1970: 1_700_000_000)  // the harness's wall clock before any advance
+        send("A")
+        send("B")
+        try await withTestTimeout(5, "A and B queued") { while await delivered() < 2 { try await TestTime.pollPause() } }
+        harness.clock.advance(by: .seconds(60))
+        send("C")
+        try await withTestTimeout(5, "the drop reported") { while Self.losses(events).isEmpty { try await TestTime.pollPause() } }
+        let losses = Self.losses(events)
+        #expect(losses.count == 1 && losses[0].0 == "plan" && losses[0].1.count == 1 && losses[0].1.reason == .bufferOverflow)
+        let window = try #require(losses.first?.1.window)
+        // A was queued at +0 s and dropped at +60 s: the app must refetch from before +0 s (the observer subscribed
+        // then), not from +58 s.
+        #expect(window.start <= queuedA, "window \(window) misses A, queued at \(queuedA)")
+        #expect(window.start == queuedA.addingTimeInterval(-2) && window.end == queuedA.addingTimeInterval(60))
+        _ = plans
+    }
+
     @Test("a connection-events reader that falls behind loses no loss report: reports of one stream merge when it is full")
     func lossReportsSurviveASlowEventsReader() async throws {
         let harness = NotifierHarness { $0.bufferPolicy = ObserverBufferPolicy(limit: 1, overflow: .dropOldest) }

@@ -18,8 +18,9 @@ struct SwitchOverlapTests {
         let events: StreamHub<NotifierConnectionEvent>
 
         /// The router and streams of a notifier that observes nothing (so nothing else delivers to them).
-        init() async {
-            notifier = BackendNotifier(transport: ScriptedTransport(dialect: .appSyncChannels), userId: "u-1", organizationId: "o-1")
+        init(wallClock: WallClock = .system) async {
+            notifier = BackendNotifier(
+                transport: ScriptedTransport(dialect: .appSyncChannels), userId: "u-1", organizationId: "o-1", wallClock: wallClock)
             hubs = await notifier.hubs
             router = await notifier.router
             events = await notifier.events
@@ -112,6 +113,28 @@ struct SwitchOverlapTests {
             Issue.record("expected eventsLost, got \(event)"); return
         }
         #expect(stream == "role" && transport == "graphql" && loss.count == 3 && loss.reason == .bufferOverflow)
+    }
+
+    @Test("held events dropped over the limit are reported over a window from the overlap's beginning, not the cut-over")
+    func heldDropsReachBackToTheOverlapsBeginning() async throws {
+        let now = Locked(Date(timeIntervalSince1970: 1_000))
+        func at(_ second: Double) { now.withLock { $0 = Date(timeIntervalSince1970: second) } }
+        let fixture = await Fixture(wallClock: WallClock { now.withLock { $0 } })
+        let events = ValueProbe(fixture.events.makeStream {})
+        let overlap = fixture.overlap(.role)  // begins at 1000 s
+        at(1_010)  // the first held events, dropped later to make room, arrive
+        for index in 0..<(SwitchOverlap.heldLimit + 3) {
+            _ = overlap.fromNew(Self.payload(#"{"eventType":"user/roleChanged","reason":"\#(index)"}"#))
+        }
+        at(1_100)
+        overlap.cutOver()
+        let event = try await events.next()
+        guard case .eventsLost(_, _, let loss) = event else {
+            Issue.record("expected eventsLost, got \(event)"); return
+        }
+        #expect(loss.count == 3 && loss.window.start <= Date(timeIntervalSince1970: 1_010), "window \(loss.window)")
+        // The default loss margin (2 s) before the overlap's beginning, to the cut-over.
+        #expect(loss.window == GapWindow(start: Date(timeIntervalSince1970: 998), end: Date(timeIntervalSince1970: 1_100)))
     }
 
     @Test("losses and resumptions of either side reach the app, named after their transport, before and after the cut-over")

@@ -193,6 +193,66 @@ struct DeliveryBatchTests {
         #expect(received == Array(0..<count))
     }
 
+    @Test("a drop-oldest buffer tells since when what it dropped was queued: the consumer's last take, or its making")
+    func dropOldestTellsSinceWhen() async throws {
+        let now = Locked(Date(timeIntervalSince1970: 0))
+        func at(_ second: Double) { now.withLock { $0 = Date(timeIntervalSince1970: second) } }
+        func instant(_ second: Double) -> Date { Date(timeIntervalSince1970: second) }
+        let clock = WallClock { now.withLock { $0 } }
+        let buffer = StreamBuffer<Int>(limit: 2, policy: .dropOldest, wallClock: clock)
+        let stream = buffer.makeStream()
+        var iterator = stream.makeAsyncIterator()
+        // Never taken: 1, queued at 0 s and dropped at 60 s, reaches back to the buffer's making.
+        #expect(buffer.enqueue(1) == .enqueued && buffer.enqueue(2) == .enqueued)
+        at(60)
+        #expect(buffer.enqueue(3) == .dropped)
+        #expect(buffer.takeDroppedSince() == instant(0))
+        #expect(buffer.takeDroppedSince() == nil, "told once")
+        // The consumer takes the whole queue (2, 3) at 100 s: what is queued after it reaches back to that take only,
+        // also while the consumer reads what it took (no take meanwhile).
+        at(100)
+        #expect(await iterator.next() == 2)
+        at(120)
+        #expect(buffer.enqueue(4) == .enqueued && buffer.enqueue(5) == .enqueued)
+        at(150)
+        #expect(buffer.enqueue(6) == .dropped)  // 4, queued at 120 s
+        #expect(await iterator.next() == 3)
+        #expect(buffer.enqueue(7) == .dropped)  // 5, queued at 120 s
+        #expect(buffer.takeDroppedSince() == instant(100))
+        // A dropped new element arrived at the drop: a drop-newest buffer, or one with an overflow rule, tells nothing.
+        let newest = StreamBuffer<Int>(limit: 1, policy: .dropNewest, wallClock: clock)
+        #expect(newest.enqueue(1) == .enqueued && newest.enqueue(2) == .dropped && newest.takeDroppedSince() == nil)
+        let rule = StreamBuffer<Int>.OverflowRule(merge: { _, _ in false }, expendable: { _ in true })
+        let ruled = StreamBuffer<Int>(limit: 1, policy: .dropOldest, overflowRule: rule, wallClock: clock)
+        #expect(ruled.enqueue(1) == .enqueued && ruled.enqueue(2) == .dropped && ruled.takeDroppedSince() == nil)
+        withExtendedLifetime(stream) {}
+    }
+
+    @Test("a waiting consumer handed one element leaves the rest queued since its empty take, not since the handoff")
+    func dropOldestAfterAHandoff() async throws {
+        let now = Locked(Date(timeIntervalSince1970: 200))
+        func at(_ second: Double) { now.withLock { $0 = Date(timeIntervalSince1970: second) } }
+        let buffer = StreamBuffer<Int>(limit: 2, policy: .dropOldest, wallClock: WallClock { now.withLock { $0 } })
+        let stream = buffer.makeStream()
+        at(300)
+        let consumer = Task {
+            var iterator = stream.makeAsyncIterator()
+            return await iterator.next()
+        }
+        try await waitUntil("the consumer to wait") { buffer.hasWaitingConsumer }
+        at(400)
+        #expect(buffer.enqueue(1) == .enqueued && buffer.enqueue(2) == .enqueued)
+        at(450)
+        buffer.signal()  // hands 1 over; 2, queued at 400 s, stays
+        #expect(try await withTestTimeout(5, "the handoff") { await consumer.value } == 1)
+        at(500)
+        #expect(buffer.enqueue(3) == .enqueued && buffer.enqueue(4) == .dropped)  // drops 2
+        let since = try #require(buffer.takeDroppedSince())
+        #expect(since <= Date(timeIntervalSince1970: 400), "2 was queued at 400 s")
+        #expect(since == Date(timeIntervalSince1970: 300), "the take the consumer found empty before it waited")
+        withExtendedLifetime(stream) {}
+    }
+
     @Test("a stream finished with an error ends with it after the queued events; finishing is not the consumer going")
     func finishWithError() async throws {
         let (reader, sink) = SubscriptionSink.make(bufferLimit: 4, label: "batch", logger: Self.logger)

@@ -13,8 +13,8 @@ struct NotifierHubs: Sendable {
     let plan: StreamHub<PlanStateOutput>
     let aiSettings: StreamHub<AISettingsOutput>
 
-    init(policy: ObserverBufferPolicy, metrics: NotifierMetrics, onDrop: @escaping @Sendable (String, Int) -> Void) {
-        func hub<T>(_ name: String) -> StreamHub<T> { StreamHub(name: name, policy: policy, metrics: metrics.stream(name), onDrop: onDrop) }
+    init(policy: ObserverBufferPolicy, metrics: NotifierMetrics, onDrop: ObserverDrops) {
+        func hub<T>(_ name: String) -> StreamHub<T> { StreamHub(name: name, policy: policy, metrics: metrics.stream(name), drops: onDrop) }
         deviceMerged = hub("device")
         organizationMerged = hub("organization")
         archive = hub("archive")

@@ -2,7 +2,10 @@
 ///
 /// Drops are never silent: each one is counted (``BackendNotifier/statistics()``, metric
 /// `vortex_realtime_buffer_drops_total`), logged, and reported on ``BackendNotifier/connectionEvents()`` as
-/// ``NotifierConnectionEvent/eventsLost(stream:transport:loss:)`` with reason `bufferOverflow`. Default limit: 1024.
+/// ``NotifierConnectionEvent/eventsLost(stream:transport:loss:)`` with reason `bufferOverflow`, over a window that
+/// covers the dropped values: from the loss margin before the drop for ``Overflow/dropNewest``, from the loss margin
+/// before the observer last took its buffer (every value dropped was queued after it) for ``Overflow/dropOldest``.
+/// Default limit: 1024.
 public struct ObserverBufferPolicy: Sendable, Equatable {
     /// What goes when the buffer is full.
     public enum Overflow: String, Sendable, Equatable, CaseIterable {

@@ -1,5 +1,14 @@
+import Foundation
 import Logging
 import SubscriberCore
+
+/// What a ``StreamHub`` does with what its observers' full buffers dropped: told the stream, the count and, for
+/// drop-oldest buffers, the earliest instant a dropped value can have been queued (`nil`: it arrived at the drop).
+struct ObserverDrops: Sendable {
+    /// Times the takes of the observers' drop-oldest buffers (``StreamBuffer/takeDroppedSince()``); `nil`: none.
+    let wallClock: WallClock?
+    let report: @Sendable (_ stream: String, _ count: Int, _ queuedSince: Date?) -> Void
+}
 
 /// One public notifier stream (for example `devicePresenceValues()`): any number of observers, each with its own
 /// bounded buffer. Thread-safe, so upstream tasks deliver without hopping onto the notifier actor; an upstream pump
@@ -24,28 +33,39 @@ final class StreamHub<Value: Sendable>: Sendable {
     private let state = Locked(State())
     private let policy: ObserverBufferPolicy
     private let overflowRule: StreamBuffer<Value>.OverflowRule?
-    private let onDrop: @Sendable (String, Int) -> Void
+    private let drops: ObserverDrops
 
     /// - Parameters:
     ///   - overflowRule: what a full observer buffer does instead of `policy`'s overflow (the connection events).
-    ///   - onDrop: called with the stream's name and the number of values full observer buffers dropped, once per
-    ///     delivery that dropped any (metrics, logs, loss reports).
+    ///   - drops: told the stream's name, the number of values full observer buffers dropped and since when the
+    ///     oldest of them can have been queued, once per delivery that dropped any (metrics, logs, loss reports).
     init(
         name: String, policy: ObserverBufferPolicy, overflowRule: StreamBuffer<Value>.OverflowRule? = nil,
-        metrics: NotifierMetrics.StreamMetrics? = nil, onDrop: @escaping @Sendable (String, Int) -> Void
+        metrics: NotifierMetrics.StreamMetrics? = nil, drops: ObserverDrops
     ) {
         self.name = name
         self.policy = policy
         self.overflowRule = overflowRule
         self.metrics = metrics
-        self.onDrop = onDrop
+        self.drops = drops
+    }
+
+    /// A hub whose drops need no window (`onDrop` is told the stream's name and the count).
+    convenience init(
+        name: String, policy: ObserverBufferPolicy, overflowRule: StreamBuffer<Value>.OverflowRule? = nil,
+        metrics: NotifierMetrics.StreamMetrics? = nil, onDrop: @escaping @Sendable (String, Int) -> Void
+    ) {
+        self.init(
+            name: name, policy: policy, overflowRule: overflowRule, metrics: metrics,
+            drops: ObserverDrops(wallClock: nil) { stream, count, _ in onDrop(stream, count) })
     }
 
     /// A new observer stream. `onLastObserverGone` runs when this observer cancels and no other remains. After
     /// ``finish()`` the stream is already finished.
     func makeStream(onLastObserverGone: @escaping @Sendable () -> Void) -> AsyncStream<Value> {
         let buffer = StreamBuffer<Value>(
-            limit: policy.limit, policy: policy.overflow == .dropOldest ? .dropOldest : .dropNewest, overflowRule: overflowRule)
+            limit: policy.limit, policy: policy.overflow == .dropOldest ? .dropOldest : .dropNewest, overflowRule: overflowRule,
+            wallClock: drops.wallClock)
         let id = state.withLock { state -> Int? in
             guard !state.finished else { return nil }
             defer { state.nextID += 1 }
@@ -71,8 +91,9 @@ final class StreamHub<Value: Sendable>: Sendable {
     /// `batch`, the observers are woken when it is flushed (once for all it holds), else at once.
     ///
     /// One lock round per value: the delivery is counted when the observers are read, and corrected afterwards only in
-    /// the rare case an observer ended meanwhile or a full buffer dropped. The last observer is given the value itself,
-    /// the others copies (a copy retains every string the value holds).
+    /// the rare case an observer ended meanwhile or a full buffer dropped (then each dropping buffer also tells since
+    /// when what it dropped was queued). The last observer is given the value itself, the others copies (a copy
+    /// retains every string the value holds).
     @discardableResult
     func yield(_ value: @autoclosure () -> Value, into batch: DeliveryBatch? = nil) -> Int {
         let observers = state.withLock { state -> [StreamBuffer<Value>] in
@@ -81,28 +102,33 @@ final class StreamHub<Value: Sendable>: Sendable {
         }
         guard !observers.isEmpty else { return 0 }
         var terminated = 0
-        var drops = 0
-        func count(_ enqueued: StreamBuffer<Value>.Enqueued) {
+        var dropped = 0
+        var queuedSince: Date?
+        func count(_ enqueued: StreamBuffer<Value>.Enqueued, _ observer: StreamBuffer<Value>) {
             switch enqueued {
             case .enqueued: break
-            case .dropped: drops += 1
+            case .dropped:
+                dropped += 1
+                // A dropped oldest value was queued before this one: the window must reach back to it.
+                if let since = observer.takeDroppedSince() { queuedSince = min(queuedSince ?? since, since) }
             case .terminated: terminated += 1
             }
         }
         let value = value()
         for observer in observers.dropLast() {
-            count(observer.enqueue(value))
+            count(observer.enqueue(value), observer)
             observer.signal(in: batch)
         }
-        count(observers[observers.count - 1].enqueue(consume value))
-        observers[observers.count - 1].signal(in: batch)
-        if terminated > 0 || drops > 0 {
+        let last = observers[observers.count - 1]
+        count(last.enqueue(consume value), last)
+        last.signal(in: batch)
+        if terminated > 0 || dropped > 0 {
             state.withLock { state in
                 state.delivered -= terminated
-                state.dropped += drops
+                state.dropped += dropped
             }
         }
-        if drops > 0 { onDrop(name, drops) }
+        if dropped > 0 { drops.report(name, dropped, queuedSince) }
         return observers.count - terminated
     }
 

@@ -10,7 +10,8 @@ import SubscriberCore
 /// delivery takes no lock of it and computes no identity.
 ///
 /// Bounded: at most ``ledgerLimit`` identities recorded (the oldest are forgotten first), at most ``heldLimit``
-/// events held (a longer preparation drops the oldest held ones and reports them as lost at the cut-over).
+/// events held (a longer preparation drops the oldest held ones and reports them as lost at the cut-over, over a
+/// window from the overlap's beginning: a dropped one can have arrived as early as that).
 final class SwitchOverlap: Sendable {
     /// Identities recorded from the old transport, at most.
     static let ledgerLimit = 4096
@@ -46,6 +47,8 @@ final class SwitchOverlap: Sendable {
     private let events: StreamHub<NotifierConnectionEvent>
     private let old: Side
     private let new: Side
+    /// When the overlap began (its making, before the new run can receive anything): no held event arrived earlier.
+    private let began: Date
     private let state = Locked(State())
 
     init(upstream: Upstream, router: EventRouter, events: StreamHub<NotifierConnectionEvent>, old: Side, new: Side) {
@@ -54,6 +57,7 @@ final class SwitchOverlap: Sendable {
         self.events = events
         self.old = old
         self.new = new
+        self.began = router.losses.wallClock.now()
     }
 
     /// An event of the old run: delivered (and its identity recorded) until the cut-over, dropped afterwards.
@@ -112,7 +116,8 @@ final class SwitchOverlap: Sendable {
             let held = state.held
             state.held = []
             if state.heldDropped > 0 {
-                router.losses.report(.bufferOverflow, count: state.heldDropped, stream: upstream.rawValue, transport: new.name)
+                router.losses.report(
+                    .bufferOverflow, count: state.heldDropped, stream: upstream.rawValue, transport: new.name, since: began)
             }
             for event in held { deliverNew(event, &state, batch) }
             if state.ledger.isEmpty { state.stage = .ended }

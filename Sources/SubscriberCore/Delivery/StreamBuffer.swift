@@ -1,3 +1,5 @@
+import Foundation
+
 /// The bounded queue between a producer and the one consumer of an async stream: subscription streams and the
 /// notifier's observer streams.
 ///
@@ -8,6 +10,9 @@
 /// new element (``OverflowPolicy/dropNewest``) or the oldest queued one (``OverflowPolicy/dropOldest``), the stream
 /// ends after the queued elements, and the consumer cancelling its task or dropping the stream counts as the
 /// consumer having gone.
+///
+/// A drop-oldest buffer given a wall clock tells when what it dropped can have been queued (``takeDroppedSince()``):
+/// no earlier than the consumer's last take of the queue, as the consumer takes the whole queue at once.
 ///
 /// Inlinable: it is on the per-event path of other modules, which then get code specialised for their element type.
 @usableFromInline package final class StreamBuffer<Element: Sendable>: DeliverySignal, Sendable {
@@ -65,8 +70,13 @@
         /// An element was dropped since the consumer last took the queue: taking it makes room (see ``onRoom(_:)``).
         @usableFromInline var overflowed = false
         @usableFromInline var roomHandler: (@Sendable () -> Void)?
+        /// When the consumer last took the queue, or the buffer was made: every element queued now was queued at or
+        /// after it (each take empties the queue). Kept only with a ``StreamBuffer/takeClock``.
+        @usableFromInline var lastTake: Date?
+        /// The earliest ``lastTake`` of the drops (of the oldest element) not yet told (``StreamBuffer/takeDroppedSince()``).
+        @usableFromInline var droppedSince: Date?
 
-        @usableFromInline init() {}
+        @usableFromInline init(lastTake: Date?) { self.lastTake = lastTake }
 
         /// The room handler to call once the lock is released, when taking elements made room after a drop.
         @inlinable
@@ -125,17 +135,24 @@
     @usableFromInline let limit: Int
     @usableFromInline let policy: OverflowPolicy
     @usableFromInline let overflowRule: OverflowRule?
-    @usableFromInline let state = Locked(State())
+    /// What times the consumer's takes, for a drop-oldest buffer without an overflow rule made with a wall clock:
+    /// read once per take (never per element), on the consumer's side.
+    @usableFromInline let takeClock: WallClock?
+    @usableFromInline let state: Locked<State>
 
     /// Creates an empty buffer queueing at most `limit` elements (at least 1). The consumer takes the whole queue at
     /// once (``ConsumerToken``), so a burst of up to `limit` elements is never dropped, and at most twice `limit` are
     /// held in memory: what the consumer took and has yet to read, and a full queue behind it. With an
     /// `overflowRule`, a full queue follows it instead of `policy`, and holds more than `limit` only by what the rule
-    /// neither merges nor drops.
-    package init(limit: Int, policy: OverflowPolicy = .dropNewest, overflowRule: OverflowRule? = nil) {
+    /// neither merges nor drops. With a `wallClock`, a ``OverflowPolicy/dropOldest`` buffer without a rule times the
+    /// consumer's takes, so a drop tells since when the dropped element can have been queued (``takeDroppedSince()``).
+    package init(limit: Int, policy: OverflowPolicy = .dropNewest, overflowRule: OverflowRule? = nil, wallClock: WallClock? = nil) {
         self.limit = max(1, limit)
         self.policy = policy
         self.overflowRule = overflowRule
+        let takeClock = policy == .dropOldest && overflowRule == nil ? wallClock : nil
+        self.takeClock = takeClock
+        self.state = Locked(State(lastTake: takeClock?.now()))
     }
 
     /// The stream the consumer iterates, ending with an error if ``finish(throwing:)`` got one. Dropping it (and its
@@ -172,8 +189,21 @@
             if policy == .dropOldest {
                 _ = state.popFirst()
                 state.elements.append(element.take()!)
+                // The dropped element was queued after the consumer's last take (or the buffer's making).
+                if let lastTake = state.lastTake { state.droppedSince = min(state.droppedSince ?? lastTake, lastTake) }
             }
             return .dropped
+        }
+    }
+
+    /// The earliest instant the elements dropped as the oldest queued, since the last call, can have been queued: the
+    /// consumer's last take of the queue before each drop (or the buffer's making). `nil` when none was dropped so,
+    /// or the buffer times no takes (no wall clock, ``OverflowPolicy/dropNewest``, an overflow rule): a dropped new
+    /// element arrived at the drop. For loss windows, which must cover what was dropped.
+    package func takeDroppedSince() -> Date? {
+        state.withLock { state in
+            defer { state.droppedSince = nil }
+            return state.droppedSince
         }
     }
 
@@ -325,9 +355,15 @@ final class ConsumerToken<Element: Sendable>: Sendable {
 
     /// Swaps the queue's elements (those not yet read) into `elements`, which must be empty: the producer goes on
     /// filling the emptied array. `false` when nothing is queued. The queue's lock is held for the swap only.
+    ///
+    /// The queue is empty once the lock is released: a timed buffer records the take (``StreamBuffer/State/lastTake``)
+    /// even when it found nothing, as what the consumer waits for next, and what the wait's handoff leaves queued, is
+    /// queued after it. The clock is read before the lock: never later than the take.
     @inlinable
     func takeQueue(into elements: inout [Element]) -> Bool {
+        let now = buffer.takeClock?.now()
         let (head, room) = buffer.state.withLock { state -> (Int?, (@Sendable () -> Void)?) in
+            if let now { state.lastTake = now }
             guard state.count > 0 else { return (nil, nil) }
             swap(&state.elements, &elements)
             defer { state.head = 0 }
