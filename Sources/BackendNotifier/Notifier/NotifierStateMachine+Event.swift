@@ -55,6 +55,9 @@ extension NotifierStateMachine {
         case enteredForeground(operation: Int)
         /// The run's subscription is confirmed (``SubscriptionEvent/live``).
         case upstreamLive(RunID)
+        /// The run's subscription is live again after its link was lost (``SubscriptionEvent/resumed(gap:)``, which the
+        /// pump hands to the app itself): it owes nothing for that outage any more.
+        case upstreamResumed(RunID)
         /// The run's stream ended: normally (`nil`) or with an error.
         case upstreamEnded(RunID, RealtimeError?)
         /// The followed transport's connection state, reported with the transport's id, why it last lost or could not

@@ -58,6 +58,10 @@ extension NotifierStateMachine {
         let id: RunID
         let transport: TransportRef
         var live = false
+        /// When the link carrying this live run was lost (the earliest loss, when several come one after another): it
+        /// may have missed events from then on, until its subscription resumes (``Event/upstreamResumed(_:)``): a run
+        /// that ends with an error before that owes a window from here.
+        var interruptedSince: Date?
     }
 
     /// An operation waiting for the one running.

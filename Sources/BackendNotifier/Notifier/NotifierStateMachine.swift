@@ -34,7 +34,8 @@ struct NotifierStateMachine: Sendable {
     private(set) var demand: Set<Upstream> = []
     private(set) var operation: Operation = .none
     private(set) var queue: [Queued] = []
-    /// When each upstream's suspension began, reported as its gap when it is live again.
+    /// Where the window each upstream owes its observers starts (its suspension, or its failure: see ``upstreamEnded``),
+    /// reported as its gap when it is live again.
     private var resumeGaps: [Upstream: Date] = [:]
     /// The active transport's states, the public state derived from them, and the network-error limit.
     private(set) var status = ConnectionStatus()
@@ -85,6 +86,7 @@ struct NotifierStateMachine: Sendable {
             case .enteredBackground: enteredBackground()
             case .enteredForeground(let operation): enteredForeground(operation: operation, now: now)
             case .upstreamLive(let run): upstreamLive(run, now: now)
+            case .upstreamResumed(let run): if runs[run.upstream]?.id == run { runs[run.upstream]?.interruptedSince = nil }
             case .upstreamEnded(let run, let error): upstreamEnded(run, error: error, now: now)
             case .transportStateChanged(let state, let id, let failure, let lostAt):
                 transportStateChanged(state, transport: id, lastFailure: failure, lostAt: lostAt, now: now)
@@ -154,8 +156,13 @@ struct NotifierStateMachine: Sendable {
         }
     }
 
-    /// Reports the window `upstream` was stopped for (since a suspension it has not been live since), if any: what was
-    /// on its way when it stopped is in the window too (the margin).
+    /// `upstream` owes the window from `since` until it is live again; an earlier start it still owes stands.
+    private mutating func oweResumeGap(of upstream: Upstream, since: Date) {
+        resumeGaps[upstream] = min(resumeGaps[upstream] ?? since, since)
+    }
+
+    /// Reports the window `upstream` was stopped for (since a suspension or a failure it has not been live since), if
+    /// any: what was on its way when it stopped is in the window too (the margin).
     private mutating func reportResumeGap(of upstream: Upstream, on transport: TransportRef, now: Date) -> Bool {
         guard let since = resumeGaps.removeValue(forKey: upstream) else { return false }
         let gap = GapWindow(start: since.addingTimeInterval(-settings.gapSafetyMargin), end: now)
@@ -180,12 +187,18 @@ struct NotifierStateMachine: Sendable {
         case .sessionExpired, .signedOut:
             // One report per episode, however many upstreams end; the rest stop too until the app calls update.
             guard case .current(let identity) = session else { return }
+            // A run not live again since its link was lost owes that outage (the same identity restarted reports it);
+            // the others' window starts at the expiry, which the app hears of.
+            for interrupted in [run] + runs.values { oweOutage(of: interrupted) }
             session = .ended(identity)
             stopUpstreams()
             // The new transport would be refused the same way: give the switch up.
             abandonSwitch(error)
             if case .signedOut = error { emit(.signedOut) } else { emit(.sessionExpired) }
         default:
+            // No more events come until a restart: the stream owes the window from its failure, or from its link's loss
+            // if it was not live again since (a resubscription refused after an outage), reported when a restart is live.
+            if run.live { oweResumeGap(of: id.upstream, since: run.interruptedSince ?? now) }
             emit(.streamFailed(stream: id.upstream.rawValue, transport: run.transport.name, error: error))
             if case .networkError(let detail) = VortexError(error) { reportNetworkError(detail) }
         }
@@ -358,7 +371,24 @@ struct NotifierStateMachine: Sendable {
                 state, reportedBy: id, active: active, lastFailure: lastFailure, lostAt: lostAt, now: now, &output)
         else { return }
         if status.isTransportDown { markOldBroken() }
+        interruptLiveRuns(now: now)
         refreshState(now: now)
+    }
+
+    /// While the active transport's link is down, its live runs may miss events from when it was lost (else from when
+    /// that was reported); the earliest loss stands.
+    private mutating func interruptLiveRuns(now: Date) {
+        guard status.isTransportDown else { return }
+        let since = status.lostAt ?? now
+        for upstream in Upstream.allCases {
+            guard let run = runs[upstream], run.live else { continue }
+            runs[upstream]?.interruptedSince = min(run.interruptedSince ?? since, since)
+        }
+    }
+
+    /// The window `run` owes if it ends now: from its link's loss, if it was live then and has not been since.
+    private mutating func oweOutage(of run: Run) {
+        if let since = run.interruptedSince { oweResumeGap(of: run.id.upstream, since: since) }
     }
 
     /// Recomputes the public state and arms or disarms the network-error limit.

@@ -52,6 +52,8 @@ struct UpstreamPump: Sendable {
             await report(.upstreamLive(id))
             return
         }
+        // The machine forgets the outage this run owed; the window itself goes to the app below.
+        if case .resumed = event { await report(.upstreamResumed(id)) }
         switch delivery.mode {
         case .open:
             switch event {
