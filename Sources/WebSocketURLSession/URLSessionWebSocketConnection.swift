@@ -13,9 +13,9 @@ import FoundationNetworking
 /// Swift task that awaits them does not end them; only a frame, or cancelling the URLSession task, does (SwiftPhoenixClient
 /// #281 and #286, wire-ios #4833). So every wait here is bounded by something this type does itself: a cancelled
 /// `receive()` returns at once (the task stays open, so the scope's close that follows still sends its close frame:
-/// `cancel()` would send one without a code, Apple's `cancel(with:reason:)` page says), a cancelled `send(_:)` drops the
-/// task (a peer that stopped reading would not take a close frame either), and a close waits at most the close timeout
-/// for the peer before dropping it.
+/// `cancel()` would send one without a code, Apple's `cancel(with:reason:)` page says), a cancelled `send(_:)` sends the
+/// close frame with 1000 and drops the task (the send may never return: a peer that stopped reading), and a close waits
+/// at most the close timeout for the peer before dropping it.
 ///
 /// A receive cannot count on a frame or a cancel either: when the connection fails without a close frame, CFNetwork
 /// reports the task's end but never completes the pending receive (WebKit PR #28392, rdar://110487778), and a
@@ -128,7 +128,7 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
             try await withTaskCancellationHandler {
                 try await task.send(message)
             } onCancel: {
-                drop()
+                closeAndDrop()
             }
         } catch {
             if Task.isCancelled { throw CancellationError() }
@@ -171,6 +171,18 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
         state.withLock { state in
             if state.end == nil { state.end = .aborted }
         }
+        drop()
+    }
+
+    /// A send cancelled on its way (the scope ends by cancellation, which closes with 1000): the close frame goes out
+    /// with its code, then the task is dropped, as the send may never return (a peer that stopped reading).
+    private func closeAndDrop() {
+        let first = state.withLock { state -> Bool in
+            guard state.end == nil else { return false }
+            state.end = .local(WebSocketCloseInfo(code: 1000, reason: "", initiatedLocally: true))
+            return true
+        }
+        if first { task.cancel(with: 1000, reason: nil) }
         drop()
     }
 

@@ -32,7 +32,7 @@ import FoundationNetworking
 ///
 /// Ending: a task's `receive()` and `send(_:)` ignore Swift cancellation. A cancelled caller of `receive()` returns at
 /// once and the task stays open, so the close that follows still sends its code (`cancel()` would send a close frame
-/// without one); a cancelled caller of `send(_:)` drops the task. A receive is asked through ``WebSocketTask/receive(completionHandler:)`` and also
+/// without one); a cancelled caller of `send(_:)` sends the close frame with 1000 and drops the task. A receive is asked through ``WebSocketTask/receive(completionHandler:)`` and also
 /// ends at the task's end, since CFNetwork does not complete a pending receive when the connection fails without a close
 /// frame (WebKit PR #28392); a message handed over just after the end is still taken for a quarter of a second. ``WebSocketConnection/close(code:reason:)`` sends the close frame and waits at most
 /// ``closeTimeout`` for the task to end before dropping it; when the scope's closure returns, a connection it neither
