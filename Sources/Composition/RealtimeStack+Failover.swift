@@ -15,6 +15,8 @@ struct FailoverRun: Sendable {
     let settings: RealtimeConfiguration.FailoverConfiguration
     /// The configured transport, failed back to.
     let preferred: RealtimeConfiguration.TransportKind
+    /// Whether this run is failing back, shared with the stack (which ends it for a switch the app asks for).
+    let phase: FailbackPhase
     /// A new, unconnected transport of a kind (the stack's ``TransportFactory/make(_:)``).
     let makeTransport: @Sendable (RealtimeConfiguration.TransportKind) throws -> any RealtimeTransport
     let clock: any Clock<Duration>
@@ -39,6 +41,16 @@ struct FailoverRun: Sendable {
         return await notifier.activeTransport as AnyObject !== before as AnyObject
     }
 
+    /// A switch the app asked for (``RealtimeStack/switchTransport(to:)``). Returns whether the watch must start again
+    /// on the active transport: the switch changed it, or it ended a failback under way (the app asked for the transport
+    /// failed over to, which the notifier found already active: a failback would undo the request).
+    func requestSwitch(to kind: RealtimeConfiguration.TransportKind) async throws -> Bool {
+        let switched = try await switchTransport(to: kind, because: .requested)
+        // Marked even when it switched (another switch may have run before it): a failback queued behind it is undone.
+        let interrupted = kind != preferred && phase.interrupt()
+        return switched || interrupted
+    }
+
     /// Watches, fails over and fails back until cancelled or the notifier is shut down.
     func run() async {
         // The deadlines' own scope: it lives as long as this run.
@@ -49,21 +61,45 @@ struct FailoverRun: Sendable {
             guard case .unhealthy(let problem) = verdict else { continue }
             let from = RealtimeStack.kind(of: transport.dialect)
             let target = from.other
+            // A failover from the preferred transport starts a failback: marked before its switch is asked for, so a
+            // switch the app asks for from now on ends it.
+            if target != preferred { phase.begin() }
             logger.warning("failing over", metadata: ["from": "\(from)", "to": "\(target)", "reason": "\(problem)"])
             do {
                 _ = try await switchTransport(to: target, because: .failover(problem))
             } catch {
                 logger.warning("failover failed; staying", metadata: ["error": "\(error)"])
+                phase.end()
                 do { try await clock.sleepReleasingOnCancel(for: .seconds(settings.unhealthyAfterSeconds)) } catch { return }
                 continue
             }
-            guard RealtimeStack.kind(of: await notifier.activeDialect) != preferred else { continue }
-            guard await waitUntilHealthy(preferred, scope: scope) else { return }
+            guard RealtimeStack.kind(of: await notifier.activeDialect) != preferred else {
+                phase.end()
+                continue
+            }
+            guard await failBack(scope: scope) else { return }
+            phase.end()
+        }
+    }
+
+    /// Probes the preferred transport and fails back to it once healthy. A failback that fails is probed for again
+    /// `unhealthyAfterSeconds` later, unless the preferred transport is active by then. Returns `false` when cancelled,
+    /// the notifier was shut down, or a switch the app asked for ended the failback.
+    func failBack(scope: TaskScope) async -> Bool {
+        while true {
+            guard await waitUntilHealthy(preferred, scope: scope), !phase.isInterrupted else { return false }
             do {
-                _ = try await switchTransport(to: preferred, because: .failback)
+                if try await switchTransport(to: preferred, because: .failback), phase.isInterrupted {
+                    // The app asked for the fallback while this switch waited its turn: the last one asked for wins.
+                    _ = try? await switchTransport(to: preferred.other, because: .requested)
+                }
+                return true
             } catch {
                 logger.warning("failback failed; will probe again", metadata: ["error": "\(error)"])
             }
+            let probeAgain = Duration.seconds(settings.unhealthyAfterSeconds)
+            do { try await clock.sleepReleasingOnCancel(for: probeAgain) } catch { return false }
+            guard RealtimeStack.kind(of: await notifier.activeDialect) != preferred else { return true }
         }
     }
 
@@ -143,6 +179,8 @@ struct FailoverRun: Sendable {
         case gaveUp
         /// The notifier's identity changed: the probe was subscribed for another user.
         case identityChanged
+        /// The notifier stopped running upstreams (suspended, its session ended): probe again once it runs them.
+        case paused
         /// Cancelled, or the notifier was shut down.
         case ended
     }
@@ -157,7 +195,7 @@ struct FailoverRun: Sendable {
             switch await probe(kind, scope: scope) {
             case .healthy: return true
             case .ended: return false
-            case .identityChanged: continue
+            case .identityChanged, .paused: continue
             case .gaveUp:
                 do { try await clock.sleepReleasingOnCancel(for: .seconds(settings.unhealthyAfterSeconds)) } catch { return false }
             }
@@ -172,10 +210,21 @@ struct FailoverRun: Sendable {
         return nil
     }
 
-    /// One probe, subscribed for the identity of when it starts.
+    /// The notifier's identity once someone is signed in and the notifier runs upstreams (at once when so), or `nil`
+    /// when cancelled or the notifier was shut down.
+    private func runningIdentity() async -> NotifierIdentity? {
+        while true {
+            guard await notifier.runsUpstreamsChanges().first(where: { $0 }) != nil,
+                let identity = await signedInIdentity()
+            else { return nil }
+            if notifier.runsUpstreams { return identity }
+        }
+    }
+
+    /// One probe, subscribed for the identity of when it starts, while the notifier runs upstreams.
     private func probe(_ kind: RealtimeConfiguration.TransportKind, scope: TaskScope) async -> ProbeOutcome {
         let (settings, notifier) = (settings, notifier)
-        guard let identity = await signedInIdentity() else { return .ended }
+        guard let identity = await runningIdentity() else { return .ended }
         guard let probe = try? makeTransport(kind),
             let request = notifier.healthProbeRequest(for: probe.dialect, identity: identity)
         else { return .gaveUp }
@@ -196,6 +245,14 @@ struct FailoverRun: Sendable {
                     return
                 }
                 verdict.yield(.ended)  // the notifier was shut down
+            }
+            group.addTask {
+                // Suspended, or the session ended: no probe until the notifier runs upstreams again.
+                for await running in notifier.runsUpstreamsChanges() where !running {
+                    verdict.yield(.paused)
+                    return
+                }
+                verdict.yield(.ended)
             }
             group.addTask {
                 for await state in states {
@@ -221,4 +278,34 @@ struct FailoverRun: Sendable {
         await probe.disconnect()
         return Task.isCancelled ? .ended : outcome ?? .ended
     }
+}
+
+/// Whether a failover run is failing back: from its decision to fail over from the preferred transport until it has
+/// failed back or watches again. Shared by the run and its stack, never holding either: a switch the app asks for
+/// meanwhile ends the failback (``FailoverRun/requestSwitch(to:)``).
+final class FailbackPhase: Sendable {
+    private struct State {
+        var failingBack = false
+        var interrupted = false
+    }
+
+    private let state = Locked(State())
+
+    /// The run decided to fail over from the preferred transport.
+    func begin() { state.withLock { $0 = State(failingBack: true) } }
+
+    /// The run watches the active transport again.
+    func end() { state.withLock { $0 = State() } }
+
+    /// Ends the failback under way for a switch the app asked for; returns whether there was one.
+    func interrupt() -> Bool {
+        state.withLock { state in
+            guard state.failingBack else { return false }
+            state.interrupted = true
+            return true
+        }
+    }
+
+    /// Whether a switch the app asked for ended the failback.
+    var isInterrupted: Bool { state.withLock { $0.interrupted } }
 }

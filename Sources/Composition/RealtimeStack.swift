@@ -28,6 +28,8 @@ public actor RealtimeStack {
     let wallClock: WallClock
     let logger: Logger
     var failoverTask: ScopedTask?
+    /// Whether the running failover watch is failing back (a new one for each watch started).
+    var failbackPhase = FailbackPhase()
     /// The stack's background work (the failover watch, which holds the stack's parts but not the stack); releasing the
     /// stack cancels it.
     let scope = TaskScope()
@@ -77,10 +79,11 @@ public actor RealtimeStack {
     /// - Throws: ``ConfigurationError`` when `kind` is not configured, or the switch's failure (the new transport did
     ///   not get live within `switchTimeoutSeconds`); the old transport then stays in use.
     public func switchTransport(to kind: RealtimeConfiguration.TransportKind) async throws {
-        let switched = try await failoverRun.switchTransport(to: kind, because: .requested)
         // The failover watch follows the transport in use: it was watching (or probing to fail back to) the one the app
-        // switched away from, and would never have failed over from this one.
-        if switched, failoverTask != nil {
+        // switched away from, and would never have failed over from this one. A switch to the transport failed over to
+        // (a no-op) ends the failback under way: a manual switch is never failed back. A no-op while it merely watches
+        // leaves it be (its unhealthy deadline is not postponed).
+        if try await failoverRun.requestSwitch(to: kind), failoverTask != nil {
             failoverTask?.cancel()
             failoverTask = nil
             startFailover()
@@ -98,6 +101,7 @@ public actor RealtimeStack {
     public func startFailover() {
         guard configuration.failover.enabled, failoverTask == nil else { return }
         // The run holds the stack's parts, never the stack: releasing the stack cancels it (its scope closes).
+        failbackPhase = FailbackPhase()
         let run = failoverRun
         failoverTask = scope.spawn { await run.run() }
     }
@@ -105,7 +109,7 @@ public actor RealtimeStack {
     /// The failover watch over this stack's parts.
     var failoverRun: FailoverRun {
         FailoverRun(
-            notifier: notifier, settings: configuration.failover, preferred: configuration.transport,
+            notifier: notifier, settings: configuration.failover, preferred: configuration.transport, phase: failbackPhase,
             makeTransport: { [factory] kind in try factory.make(kind) }, clock: clock, wallClock: wallClock, logger: logger)
     }
 

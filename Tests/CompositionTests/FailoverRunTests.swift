@@ -17,6 +17,8 @@ struct FailoverRunTests {
         let notifier: BackendNotifier
         let first: ScriptedTransport
         let settings: RealtimeConfiguration.FailoverConfiguration
+        /// Shared by every run the harness makes, as a stack shares it with its running watch.
+        let phase = FailbackPhase()
         private let made = Locked<[ScriptedTransport]>([])
         let scope = TaskScope()
 
@@ -35,7 +37,7 @@ struct FailoverRunTests {
 
         var run: FailoverRun {
             FailoverRun(
-                notifier: notifier, settings: settings, preferred: .appsync,
+                notifier: notifier, settings: settings, preferred: .appsync, phase: phase,
                 makeTransport: { [made] kind in
                     let transport = ScriptedTransport(dialect: kind == .appsync ? .appSyncChannels : .graphQL)
                     made.withLock { $0.append(transport) }
@@ -81,6 +83,18 @@ struct FailoverRunTests {
                 throw error
             }
             return (probing, transports[0])
+        }
+
+        /// Watches `first` (AppSync) until it fails over to GraphQL `unhealthyAfterSeconds` after `connecting`, and
+        /// waits for the failback probe on AppSync to subscribe. Returns the GraphQL transport and the probe.
+        func failOverAndProbe(_ watch: Task<Void, Never>) async throws -> (graphql: ScriptedTransport, probe: ScriptedTransport) {
+            try await waitUntilWatching(first)
+            clock.advance(by: .seconds(45))
+            try await waitForMade(2)
+            let (graphql, probe) = (transports[0], transports[1])
+            _ = try await probe.waitForSubscription()
+            #expect(await notifier.activeTransport as AnyObject === graphql)
+            return (graphql, probe)
         }
 
         /// The reason of the first failover the notifier reports.
@@ -227,5 +241,187 @@ struct FailoverRunTests {
         await harness.notifier.shutdown()
         #expect(try await probing.boundedValue() == false)
         #expect(first.disconnectCount == 1)
+    }
+
+    @Test("a no-op switch the app asks for while the watch merely watches does not restart it: the deadline holds")
+    func noOpSwitchWhileWatching() async throws {
+        let harness = Harness()
+        let watch = harness.start()
+        defer { watch.cancel() }
+        try await harness.waitUntilWatching(harness.first)
+        harness.clock.advance(by: .seconds(30))
+        // A remote-config refresh asking for the transport in use, as RealtimeStack.switchTransport does.
+        // (The switch makes its target, AppSync, and finds it already active.)
+        #expect(try await harness.run.requestSwitch(to: .appsync) == false, "nothing to restart")
+        harness.clock.advance(by: .seconds(15))
+        try await harness.waitForMade(2)
+        #expect(harness.transports[1].dialect == .graphQL, "failed over 45 s after connecting, not postponed")
+    }
+
+    @Test("a no-op switch to the preferred transport does not end a failback: failing back is what it asks for")
+    func noOpSwitchToPreferredKeepsFailback() async throws {
+        let harness = Harness()
+        // As a run marks it when it decides to fail over from AppSync; the app's request for AppSync runs first.
+        harness.phase.begin()
+        #expect(try await harness.run.requestSwitch(to: .appsync) == false)
+        #expect(!harness.phase.isInterrupted)
+    }
+
+    @Test("a switch to the transport failed over to, asked for while probing to fail back, ends the failback")
+    func requestedSwitchEndsFailback() async throws {
+        let harness = Harness()
+        var watch = harness.start()
+        defer { watch.cancel() }
+        let (graphql, probe) = try await harness.failOverAndProbe(watch)
+        // The operator rolls back to GraphQL, already active (its target, made, is left unused): the stack must start
+        // the watch again.
+        let restart = try await harness.run.requestSwitch(to: .graphql)
+        #expect(restart, "the failback under way ends")
+        if restart {
+            watch.cancel()
+            watch = harness.start()
+        }
+        try await waitUntil("the probe disconnected") { probe.disconnectCount == 1 }
+        // The watch goes on, on GraphQL: it fails over from it, never back for the failback it left.
+        try await harness.waitUntilWatching(graphql)
+        harness.clock.advance(by: .seconds(45))
+        try await harness.waitForMade(4)
+        #expect(harness.transports[3].dialect == .appSyncChannels)
+        try await withTestTimeout(5, "the failover to AppSync") {
+            while await harness.notifier.activeTransport as AnyObject !== harness.transports[3] { try await TestTime.pollPause() }
+        }
+        #expect(harness.transports.count == 4, "no probe: nothing to fail back to")
+    }
+
+    @Test("a switch asked for once the failover switch is done, before any probe, ends the failback that would follow")
+    func requestedSwitchBeforeProbeEndsFailback() async throws {
+        let harness = Harness()
+        let watch = harness.start()
+        defer { watch.cancel() }
+        // Signed out: the failover cuts over at once, and the run waits for a sign-in before it probes.
+        await harness.notifier.update(userId: nil, organizationId: nil)
+        try await harness.waitUntilWatching(harness.first)
+        harness.clock.advance(by: .seconds(45))
+        try await harness.waitForMade(1)
+        let graphql = harness.transports[0]
+        try await withTestTimeout(5, "the failover to GraphQL") {
+            while await harness.notifier.activeTransport as AnyObject !== graphql { try await TestTime.pollPause() }
+        }
+        // GraphQL was active before the request and after it: only the failback under way makes the watch start again.
+        #expect(try await harness.run.requestSwitch(to: .graphql), "the failback that would follow the failover ends")
+        #expect(harness.transports.count == 2, "no probe was made")
+    }
+
+    @Test("a failback that fails is probed for again unhealthyAfterSeconds later")
+    func failedFailbackProbesAgain() async throws {
+        let harness = Harness()
+        let watch = harness.start()
+        defer { watch.cancel() }
+        let (graphql, probe) = try await harness.failOverAndProbe(watch)
+        // Observed from now on: the failback must get the role stream live on its target.
+        let roles = await harness.notifier.roleValues()
+        _ = try await graphql.waitForSubscription()
+        probe.setState(.connected)
+        try await harness.clock.waitForSleeper(sleeping: .seconds(300))
+        harness.clock.advance(by: .seconds(300))
+        try await harness.waitForMade(3)
+        let target = harness.transports[2]
+        #expect(target.dialect == .appSyncChannels)
+        // Its role subscription fails: the failback is abandoned, GraphQL stays (and stays healthy).
+        try await target.waitForSubscription().finish(throwing: RealtimeError.network("refused"))
+        try await harness.clock.waitForSleeper(sleeping: .seconds(45))
+        harness.clock.advance(by: .seconds(45))
+        try await harness.waitForMade(4)
+        let again = harness.transports[3]
+        #expect(again.dialect == .appSyncChannels)
+        _ = try await again.waitForSubscription()
+        #expect(await harness.notifier.activeTransport as AnyObject === graphql)
+        _ = roles
+    }
+
+    @Test("a failback switch that runs after a switch the app asked for (a no-op) is undone: the app's request wins")
+    func failbackAfterRequestedSwitchIsUndone() async throws {
+        let harness = Harness()
+        var watch = harness.start()
+        defer { watch.cancel() }
+        let (graphql, probe) = try await harness.failOverAndProbe(watch)
+        let roles = await harness.notifier.roleValues()
+        _ = try await graphql.waitForSubscription()
+        // The probe is connected, one second short of healthy.
+        probe.setState(.connected)
+        try await harness.clock.waitForSleeper(sleeping: .seconds(300))
+        harness.clock.advance(by: .seconds(299))
+        // A switch (GraphQL to GraphQL) holds the notifier's queue until its role subscription is live.
+        let holder = ScriptedTransport(dialect: .graphQL)
+        let holding = Task { try await harness.notifier.switchTransport(to: holder, because: .requested) }
+        let held = try await holder.waitForSubscription()
+        // The operator asks for GraphQL (queued second), then the probe is healthy and the failback is asked (third).
+        let run = harness.run
+        let request = Task { try await run.requestSwitch(to: .graphql) }
+        try await withTestTimeout(5, "the request queued") {
+            while await harness.notifier.pendingOperationCount < 2 { try await TestTime.pollPause() }
+        }
+        harness.clock.advance(by: .seconds(1))
+        try await withTestTimeout(5, "the failback queued") {
+            while await harness.notifier.pendingOperationCount < 3 { try await TestTime.pollPause() }
+        }
+        held.send(.live)
+        try await harness.clock.waitForSleeper(sleeping: .milliseconds(500))
+        harness.clock.advance(by: .milliseconds(500))
+        try await holding.boundedValue()
+        // The request finds GraphQL active: a no-op that ends the failback (the stack starts the watch again).
+        let restart = try await request.boundedValue()
+        #expect(restart, "the failback under way ends")
+        if restart {
+            watch.cancel()
+            watch = harness.start()
+        }
+        // The failback, queued already, runs; then the run switches to GraphQL again, as the operator asked.
+        try await harness.waitForMade(4)
+        let failback = harness.transports[3]
+        #expect(failback.dialect == .appSyncChannels)
+        try await failback.waitForSubscription().send(.live)
+        try await harness.clock.waitForSleeper(sleeping: .milliseconds(500))
+        harness.clock.advance(by: .milliseconds(500))
+        try await harness.waitForMade(5)
+        let back = harness.transports[4]
+        #expect(back.dialect == .graphQL)
+        try await back.waitForSubscription().send(.live)
+        try await harness.clock.waitForSleeper(sleeping: .milliseconds(500))
+        harness.clock.advance(by: .milliseconds(500))
+        try await withTestTimeout(5, "the switch back to GraphQL") {
+            while await harness.notifier.activeTransport as AnyObject !== back { try await TestTime.pollPause() }
+        }
+        _ = roles
+    }
+
+    @Test("a failback probe waits while the notifier is suspended or its session ended, and is made again once it runs")
+    func probePausesWhileNotRunning() async throws {
+        let harness = Harness(active: .graphQL)
+        let roles = await harness.notifier.roleValues()
+        _ = try await harness.first.waitForSubscription()
+        let (probing, first) = try await harness.startProbing()
+        defer { probing.cancel() }
+        _ = try await first.waitForSubscription()
+        // In the background past the grace: suspended, the probe goes.
+        await harness.notifier.enterBackground()
+        try await harness.clock.waitForSleeper(sleeping: .seconds(30))
+        harness.clock.advance(by: .seconds(30))
+        try await waitUntil("the probe disconnected while suspended") { first.disconnectCount == 1 }
+        #expect(harness.transports.count == 1, "no probe while suspended")
+        // In the foreground: a probe at once (not `unhealthyAfterSeconds` later).
+        await harness.notifier.enterForeground()
+        try await harness.waitForMade(2)
+        let second = harness.transports[1]
+        _ = try await second.waitForSubscription()
+        // The session expires: every upstream stops until an update, and so does the probe.
+        let resubscribed = try await harness.first.waitForSubscription(after: 0)
+        resubscribed.finish(throwing: RealtimeError.sessionExpired("token expired"))
+        try await waitUntil("the probe disconnected once the session ended") { second.disconnectCount == 1 }
+        #expect(harness.transports.count == 2, "no probe while the session is ended")
+        await harness.notifier.update(userId: "u-1", organizationId: "o-1")
+        try await harness.waitForMade(3)
+        _ = try await harness.transports[2].waitForSubscription()
+        _ = roles
     }
 }

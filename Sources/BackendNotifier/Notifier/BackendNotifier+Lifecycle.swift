@@ -85,6 +85,8 @@ extension BackendNotifier {
         events.finish()
         states.finish()
         identities.finish()
+        upstreamsAllowed.update(false)
+        upstreamsAllowed.finish()
         for case .disconnect(let id, _) in actions { await transports[id]?.disconnect() }
         scope.close()
     }

@@ -40,6 +40,9 @@ public actor BackendNotifier {
     /// The identity of the newest ``update(userId:organizationId:)`` (the one made with before any), set as the call
     /// starts, before the state machine takes it: ``isSignedIn`` and ``identityChanges()``.
     let identities: StateBroadcaster<NotifierIdentity>
+    /// Whether the state machine lets upstreams run (signed in, the session holding, not suspended, not shut down),
+    /// after each event it took: ``runsUpstreams`` and ``runsUpstreamsChanges()``.
+    let upstreamsAllowed: StateBroadcaster<Bool>
 
     /// A background task the machine replaces or cancels by name.
     enum Chore: Hashable {
@@ -91,6 +94,7 @@ public actor BackendNotifier {
         self.transports = TransportTable(transport)
         let identity = NotifierIdentity(userId: userId, organizationId: organizationId)
         self.identities = StateBroadcaster(identity, keepingNewest: 1)
+        self.upstreamsAllowed = StateBroadcaster(userId != nil, keepingNewest: 1)
         self.machine = NotifierStateMachine(
             settings: NotifierStateMachine.Settings(configuration),
             identity: identity,
@@ -105,6 +109,7 @@ public actor BackendNotifier {
         events.finish()
         states.finish()
         identities.finish()
+        upstreamsAllowed.finish()
     }
 
     // MARK: Connection events and state
@@ -127,6 +132,14 @@ public actor BackendNotifier {
     /// repeated), newest only; it ends when the notifier is shut down or released. What a failback probe, subscribed
     /// for one identity, watches to end when it changes.
     package nonisolated func identityChanges() -> AsyncStream<NotifierIdentity> { identities.makeStream() }
+
+    /// Whether upstreams run when observed: signed in, the session not expired or signed out by the server (until the
+    /// next ``update(userId:organizationId:)``), not suspended, not shut down. Unlike ``isSignedIn``, it follows the state
+    /// machine: what a failback probe waits for.
+    package nonisolated var runsUpstreams: Bool { upstreamsAllowed.current ?? false }
+
+    /// ``runsUpstreams`` now, then each change; it ends when the notifier is shut down or released.
+    package nonisolated func runsUpstreamsChanges() -> AsyncStream<Bool> { upstreamsAllowed.makeStream() }
 
     /// How many operations (identity updates, switches, resumptions) are asked for and not yet done (tests wait for one
     /// to be queued).
@@ -166,6 +179,7 @@ public actor BackendNotifier {
     /// Feeds `event` to the state machine and performs what it says.
     func receive(_ event: NotifierStateMachine.Event) {
         perform(machine.handle(event, now: wallClock.now()))
+        upstreamsAllowed.update(machine.lifecycle == .foreground && machine.session.allowsRuns)
     }
 
     /// Starts the operation `event` names and returns when the machine says it has taken effect, or throws why it
