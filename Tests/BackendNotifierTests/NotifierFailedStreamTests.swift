@@ -16,10 +16,12 @@ struct NotifierFailedStreamTests {
         }.first
     }
 
-    @Test(
-        "a stream refused after a five-minute outage, restarted by enterForeground, reports resumed from the outage's start",
-        arguments: [false, true])
-    func refusedAfterOutage(reconnected: Bool) async throws {
+    /// A notifier whose device stream is live on a connected transport, then loses its link at the returned instant
+    /// (the transport reports `reconnecting`), with probes of its connection events and states.
+    static func liveThenLost() async throws -> (
+        harness: NotifierHarness, events: ValueProbe<NotifierConnectionEvent>, states: ValueProbe<NotifierConnectionState>,
+        device: ScriptedTransport.Subscription, lostAt: Date
+    ) {
         let harness = NotifierHarness()
         let events = ValueProbe(await harness.notifier.connectionEvents())
         let states = ValueProbe(await harness.notifier.connectionStates())
@@ -35,12 +37,15 @@ struct NotifierFailedStreamTests {
         let lostAt = Date(timeIntervalSince1970: 1_700_000_000 + Double(harness.clock.now.offset.components.seconds))
         harness.transport.setState(.reconnecting(attempt: 1, delay: .seconds(1)), failure: "reset", lostAt: lostAt)
         try await NotifierConnectionStateTests.waitFor(states, .reconnecting)
-        harness.clock.advance(by: .seconds(300))
-        if reconnected {
-            // A real transport is connected again before its resubscription is refused.
-            harness.transport.setState(.connected)
-            try await NotifierConnectionStateTests.waitFor(states, .live)
-        }
+        return (harness, events, states, device, lostAt)
+    }
+
+    /// The device subscription is refused (the notifier reports `streamFailed`); the app comes back over the kept
+    /// connection and the restarted subscription is confirmed live.
+    static func refuseAndRestart(
+        _ harness: NotifierHarness, _ events: ValueProbe<NotifierConnectionEvent>, _ device: ScriptedTransport.Subscription,
+        after pause: Duration = .zero
+    ) async throws {
         let refused = RealtimeError.subscriptionRejected(errorType: "MaxSubscriptionsReachedError", message: "too many")
         device.finish(throwing: refused)
         try await withTestTimeout(5, "streamFailed") {
@@ -48,11 +53,25 @@ struct NotifierFailedStreamTests {
                 try await TestTime.pollPause()
             }
         }
-        harness.clock.advance(by: .seconds(60))
-        // The app comes back over the kept connection: the failed stream restarts.
+        harness.clock.advance(by: pause)
         await harness.notifier.enterForeground()
         let restarted = try await harness.transport.waitForSubscription(after: device.index, where: NotifierHarness.channel("device/*"))
         restarted.send(.live)
+    }
+
+    @Test(
+        "a stream refused after a five-minute outage, restarted by enterForeground, reports resumed from the outage's start",
+        arguments: [false, true])
+    func refusedAfterOutage(reconnected: Bool) async throws {
+        let (harness, events, states, device, lostAt) = try await Self.liveThenLost()
+        harness.clock.advance(by: .seconds(300))
+        if reconnected {
+            // A real transport is connected again before its resubscription is refused.
+            harness.transport.setState(.connected)
+            try await NotifierConnectionStateTests.waitFor(states, .live)
+        }
+        // Refused; a minute later the app comes back over the kept connection and the failed stream restarts.
+        try await Self.refuseAndRestart(harness, events, device, after: .seconds(60))
         // Its report: `resumed` with the window, or (the defect) a second plain `live`.
         let live = NotifierConnectionEvent.live(stream: "device", transport: "appsync")
         try await withTestTimeout(5, "the restarted stream's report") {
@@ -66,17 +85,7 @@ struct NotifierFailedStreamTests {
 
     @Test("a stream that resumed after the outage and is refused an hour later owes from its failure, not the outage")
     func resumedThenRefused() async throws {
-        let harness = NotifierHarness()
-        let events = ValueProbe(await harness.notifier.connectionEvents())
-        let states = ValueProbe(await harness.notifier.connectionStates())
-        _ = ValueProbe(await harness.notifier.devicePresenceValues())
-        let device = try await harness.transport.waitForSubscription(where: NotifierHarness.channel("device/*"))
-        device.send(.live)
-        harness.transport.setState(.connected)
-        try await NotifierConnectionStateTests.waitFor(states, .live)
-        let lostAt = Date(timeIntervalSince1970: 1_700_000_000 + Double(harness.clock.now.offset.components.seconds))
-        harness.transport.setState(.reconnecting(attempt: 1, delay: .seconds(1)), failure: "reset", lostAt: lostAt)
-        try await NotifierConnectionStateTests.waitFor(states, .reconnecting)
+        let (harness, events, states, device, lostAt) = try await Self.liveThenLost()
         harness.clock.advance(by: .seconds(300))
         harness.transport.setState(.connected)
         try await NotifierConnectionStateTests.waitFor(states, .live)
@@ -86,16 +95,7 @@ struct NotifierFailedStreamTests {
             while Self.deviceWindow(events) == nil { try await TestTime.pollPause() }
         }
         harness.clock.advance(by: .seconds(3600))
-        let refused = RealtimeError.subscriptionRejected(errorType: "MaxSubscriptionsReachedError", message: "too many")
-        device.finish(throwing: refused)
-        try await withTestTimeout(5, "streamFailed") {
-            while !events.received.contains(.streamFailed(stream: "device", transport: "appsync", error: refused)) {
-                try await TestTime.pollPause()
-            }
-        }
-        await harness.notifier.enterForeground()
-        let restarted = try await harness.transport.waitForSubscription(after: device.index, where: NotifierHarness.channel("device/*"))
-        restarted.send(.live)
+        try await Self.refuseAndRestart(harness, events, device)
         let windows = { @Sendable () -> [GapWindow] in
             events.received.compactMap { if case .resumed(stream: "device", _, let gap) = $0 { gap } else { nil } }
         }

@@ -166,7 +166,6 @@ struct NotifierStateMachineFailedStreamTests {
             after: 12)
         resumedScript.on(.transportStateChanged(.connected, transport: 0), after: 300)
         #expect(resumedScript.on(.upstreamResumed(Self.run(.device, 1)), after: 1) == [])
-        resumedScript.on(.upstreamResumed(Self.run(.device, 9)), after: 1)  // another run's resume changes nothing
         resumedScript.on(.upstreamEnded(Self.run(.device, 1), Self.refused), after: 3600)
         let failedAt = resumedScript.now
         let run = try Self.foreground(resumedScript)
@@ -174,6 +173,20 @@ struct NotifierStateMachineFailedStreamTests {
         // Without the resume, the same failure owes the outage.
         let unresumed = try Self.foreground(script)
         #expect(script.on(.upstreamLive(unresumed), after: 1) == Self.resumed(from: Self.lostAt, to: script.now))
+    }
+
+    @Test("another run's resume (a switch's new run, an ended one) does not clear what the running one owes")
+    func otherRunsResume() throws {
+        let script = Script()
+        script.given(.observed(.device), .upstreamLive(Self.run(.device, 1)), .transportStateChanged(.connected, transport: 0))
+        script.on(
+            .transportStateChanged(.reconnecting(attempt: 1, delay: .seconds(1)), transport: 0, lastFailure: "reset", lostAt: Self.lostAt),
+            after: 12)
+        script.on(.transportStateChanged(.connected, transport: 0), after: 300)
+        script.on(.upstreamResumed(Self.run(.device, 9)), after: 1)
+        script.on(.upstreamEnded(Self.run(.device, 1), Self.refused), after: 1)
+        let run = try Self.foreground(script)
+        #expect(script.on(.upstreamLive(run), after: 1) == Self.resumed(from: Self.lostAt, to: script.now))
     }
 
     @Test("a transport that does not say when it lost its link: the window starts when the loss was reported")
