@@ -97,6 +97,19 @@ struct FailoverRunTests {
             return (graphql, probe)
         }
 
+        /// Failed over to GraphQL with the roles observed (so a switch must get their subscription live), and the probe
+        /// connected, its `failbackAfterSeconds` deadline armed. The roles' stream is returned to keep it observed.
+        func failOverObservedWithConnectedProbe(
+            _ watch: Task<Void, Never>
+        ) async throws -> (graphql: ScriptedTransport, roles: AsyncStream<RoleChangeOutput>) {
+            let (graphql, probe) = try await failOverAndProbe(watch)
+            let roles = await notifier.roleValues()
+            _ = try await graphql.waitForSubscription()
+            probe.setState(.connected)
+            try await clock.waitForSleeper(sleeping: .seconds(300))
+            return (graphql, roles)
+        }
+
         /// The reason of the first failover the notifier reports.
         func firstFailoverReason(in events: AsyncStream<NotifierConnectionEvent>) async throws -> String? {
             try await withTestTimeout(5, "a failover") {
@@ -317,12 +330,8 @@ struct FailoverRunTests {
         let harness = Harness()
         let watch = harness.start()
         defer { watch.cancel() }
-        let (graphql, probe) = try await harness.failOverAndProbe(watch)
         // Observed from now on: the failback must get the role stream live on its target.
-        let roles = await harness.notifier.roleValues()
-        _ = try await graphql.waitForSubscription()
-        probe.setState(.connected)
-        try await harness.clock.waitForSleeper(sleeping: .seconds(300))
+        let (graphql, roles) = try await harness.failOverObservedWithConnectedProbe(watch)
         harness.clock.advance(by: .seconds(300))
         try await harness.waitForMade(3)
         let target = harness.transports[2]
@@ -344,12 +353,8 @@ struct FailoverRunTests {
         let harness = Harness()
         var watch = harness.start()
         defer { watch.cancel() }
-        let (graphql, probe) = try await harness.failOverAndProbe(watch)
-        let roles = await harness.notifier.roleValues()
-        _ = try await graphql.waitForSubscription()
+        let (_, roles) = try await harness.failOverObservedWithConnectedProbe(watch)
         // The probe is connected, one second short of healthy.
-        probe.setState(.connected)
-        try await harness.clock.waitForSleeper(sleeping: .seconds(300))
         harness.clock.advance(by: .seconds(299))
         // A switch (GraphQL to GraphQL) holds the notifier's queue until its role subscription is live.
         let holder = ScriptedTransport(dialect: .graphQL)
