@@ -36,13 +36,6 @@ package struct GraphQLVariableDefinition: Sendable, Equatable {
     package var type: String
     /// Whether the definition gives a default value.
     package var hasDefault: Bool
-
-    /// Creates a definition.
-    package init(name: String, type: String, hasDefault: Bool) {
-        self.name = name
-        self.type = type
-        self.hasDefault = hasDefault
-    }
 }
 
 /// One operation of a document, as read: its root selection and its variable definitions.

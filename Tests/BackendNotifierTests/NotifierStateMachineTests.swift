@@ -28,7 +28,7 @@ struct NotifierStateMachineTests {
 
         init(identity: Machine.Identity = NotifierStateMachineTests.user1) {
             machine = Machine(
-                settings: Machine.Settings(NotifierConfiguration()), identity: identity, active: NotifierStateMachineTests.appsync)
+                settings: NotifierConfiguration(), identity: identity, active: NotifierStateMachineTests.appsync)
         }
 
         @discardableResult

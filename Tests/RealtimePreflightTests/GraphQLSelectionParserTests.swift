@@ -1,5 +1,5 @@
-import RealtimePreflight
 import Testing
+@testable import RealtimePreflight
 
 /// The package's one GraphQL reader (``GraphQLToken``, ``GraphQLSelectionParser``): what preflight checks against a
 /// schema and what `tail --transport graphql` names its output by.

@@ -3,26 +3,11 @@ import Foundation
 import SubscriberCore
 
 /// One entry of an AppSync Events `errors` array.
-package struct AppSyncServerError: Sendable, Equatable, Decodable {
+package struct AppSyncServerError: Sendable, Equatable {
     /// For example `UnauthorizedException` or `BadRequestException`.
     package var errorType: String
     /// The service's message, when given.
     package var message: String?
-
-    /// Creates an error entry.
-    package init(errorType: String, message: String? = nil) {
-        self.errorType = errorType
-        self.message = message
-    }
-
-    private enum CodingKeys: String, CodingKey { case errorType, message }
-
-    /// Decodes an entry; one without `errorType` reads as `UnknownError`.
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        errorType = try container.decodeIfPresent(String.self, forKey: .errorType) ?? "UnknownError"
-        message = try container.decodeIfPresent(String.self, forKey: .message)
-    }
 
     /// The error types that mean the credentials were refused (never worth retrying with the same credentials).
     static let authErrorTypes: Set<String> = [
@@ -64,5 +49,17 @@ package struct AppSyncServerError: Sendable, Equatable, Decodable {
             return .subscriptionLimitReached(AppSyncEventsConfiguration.serviceSubscriptionLimit)
         }
         return .subscriptionRejected(errorType: errorType, message: message)
+    }
+}
+
+// Decoding in an extension keeps the synthesized memberwise initializer.
+extension AppSyncServerError: Decodable {
+    private enum CodingKeys: String, CodingKey { case errorType, message }
+
+    /// Decodes an entry; one without `errorType` reads as `UnknownError`.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        errorType = try container.decodeIfPresent(String.self, forKey: .errorType) ?? "UnknownError"
+        message = try container.decodeIfPresent(String.self, forKey: .message)
     }
 }

@@ -96,7 +96,7 @@ public actor BackendNotifier {
         self.identities = StateBroadcaster(identity, keepingNewest: 1)
         self.upstreamsAllowed = StateBroadcaster(userId != nil, keepingNewest: 1)
         self.machine = NotifierStateMachine(
-            settings: NotifierStateMachine.Settings(configuration),
+            settings: configuration,
             identity: identity,
             active: NotifierStateMachine.TransportRef(id: 0, name: transport.name, dialect: transport.dialect))
     }

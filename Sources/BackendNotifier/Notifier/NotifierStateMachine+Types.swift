@@ -1,30 +1,8 @@
 import Foundation
 import SubscriberCore
 
-// The values the state machine keeps: its settings, its runs, its operations and their queue.
+// The values the state machine keeps: its runs, its operations and their queue.
 extension NotifierStateMachine {
-    /// The durations the machine arms timers with.
-    struct Settings: Equatable, Sendable {
-        var backgroundGrace: Duration
-        var switchTimeout: Duration
-        var networkErrorAfter: Duration
-        /// How long the old transport goes on delivering once every new subscription is live.
-        var switchSettle: Duration
-        /// How long after a cut-over the new transport's events are still checked against what the old one delivered.
-        var overlapDeduplication: Duration
-        /// The gap rule's safety margin before an unplanned switch's start, in seconds.
-        var gapSafetyMargin: TimeInterval
-
-        init(_ configuration: NotifierConfiguration) {
-            backgroundGrace = configuration.backgroundGrace
-            switchTimeout = configuration.switchTimeout
-            networkErrorAfter = configuration.networkErrorAfter
-            switchSettle = configuration.switchSettle
-            overlapDeduplication = configuration.validLossMargin
-            gapSafetyMargin = configuration.validLossMargin.timeInterval
-        }
-    }
-
     /// Who is signed in, and whether their session still holds.
     enum Session: Equatable, Sendable {
         /// The identity's upstreams may run (none when nobody is signed in).

@@ -22,7 +22,8 @@ import SubscriberCore
 ///   on its way over the old link), then the cut-over happens for all upstreams in one step. A requested switch over
 ///   a live old transport reports an empty window.
 struct NotifierStateMachine: Sendable {
-    let settings: Settings
+    /// The durations the machine arms timers with, and the loss margin.
+    let settings: NotifierConfiguration
     /// Who is signed in, and whether their session still holds.
     private(set) var session: Session
     /// Foreground, suspended or shut down.
@@ -47,7 +48,7 @@ struct NotifierStateMachine: Sendable {
     private var serial = 0
     private var output: [Action] = []
 
-    init(settings: Settings, identity: Identity, active: TransportRef) {
+    init(settings: NotifierConfiguration, identity: Identity, active: TransportRef) {
         self.settings = settings
         self.session = .current(identity)
         self.active = active
@@ -165,7 +166,7 @@ struct NotifierStateMachine: Sendable {
     /// any: what was on its way when it stopped is in the window too (the margin).
     private mutating func reportResumeGap(of upstream: Upstream, on transport: TransportRef, now: Date) -> Bool {
         guard let since = resumeGaps.removeValue(forKey: upstream) else { return false }
-        let gap = GapWindow(start: since.addingTimeInterval(-settings.gapSafetyMargin), end: now)
+        let gap = GapWindow(start: since.addingTimeInterval(-settings.validLossMargin.timeInterval), end: now)
         emit(.resumed(stream: upstream.rawValue, transport: transport.name, gap: gap))
         return true
     }
@@ -485,7 +486,7 @@ struct NotifierStateMachine: Sendable {
         refreshState(now: now)
         if !change.prepared.isEmpty {
             overlapSwitch = change.id
-            arm(.overlapEnd, after: settings.overlapDeduplication)
+            arm(.overlapEnd, after: settings.validLossMargin)
         }
         let token = nextToken()
         change.release(old, token: token, cutOverAt: now)
@@ -495,7 +496,7 @@ struct NotifierStateMachine: Sendable {
 
     /// The old transport is disconnected: report the switch.
     private mutating func switched(_ change: TransportSwitch, from old: TransportRef, cutOverAt: Date, now: Date) {
-        let gap = change.gap(cutOverAt: cutOverAt, now: now, safetyMargin: settings.gapSafetyMargin)
+        let gap = change.gap(cutOverAt: cutOverAt, now: now, safetyMargin: settings.validLossMargin.timeInterval)
         act(.metric(.transportSwitch(from: old.name, to: change.target.name)))
         log(.info, "switched transport", ["from": old.name, "to": change.target.name, "gap": "\(gap)"])
         emit(.transportSwitched(from: old.name, to: change.target.name, gap: gap, reason: change.reason))
