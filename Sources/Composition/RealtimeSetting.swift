@@ -43,13 +43,6 @@ package struct RealtimeSetting: Sendable {
         /// The upper bound (allowed), if any.
         package var upper: Double?
 
-        /// Creates bounds.
-        package init(lower: Double, includesLower: Bool, upper: Double? = nil) {
-            self.lower = lower
-            self.includesLower = includesLower
-            self.upper = upper
-        }
-
         /// A duration: above 0 and at most a day (the conversion to milliseconds cannot overflow).
         package static let duration = Bounds(lower: 0, includesLower: false, upper: 86_400)
 

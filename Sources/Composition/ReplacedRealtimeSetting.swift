@@ -10,14 +10,6 @@ package struct ReplacedRealtimeSetting: Sendable, Equatable {
     /// Why, or for what, in a few words ("for both transports").
     package let note: String
 
-    /// Declares a replaced setting.
-    package init(key: String, environmentVariable: String, replacement: String, note: String) {
-        self.key = key
-        self.environmentVariable = environmentVariable
-        self.replacement = replacement
-        self.note = note
-    }
-
     /// The replacement's environment variable (from the table).
     package var replacementVariable: String {
         RealtimeSettingsTable.setting(forKey: replacement)?.environmentVariable ?? replacement

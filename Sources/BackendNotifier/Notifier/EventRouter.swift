@@ -13,24 +13,10 @@ struct EventRouter: Sendable {
     let metrics: NotifierMetrics
     let logger: Logger
     let wallClock: WallClock
-    /// Reports an event that was lost here (undecodable, or a GraphQL result without data) with the upstream's name.
+    /// Where the losses the router notices go (undecodable events, GraphQL results without data).
+    let losses: LossReporter
     private let decoder = VortexEventDecoder()
     private let failures = Locked(0)
-
-    /// Where the losses the router notices go.
-    let losses: LossReporter
-
-    init(
-        hubs: NotifierHubs, filter: any DeviceEventFilter, metrics: NotifierMetrics, logger: Logger, wallClock: WallClock,
-        losses: LossReporter
-    ) {
-        self.losses = losses
-        self.hubs = hubs
-        self.filter = filter
-        self.metrics = metrics
-        self.logger = logger
-        self.wallClock = wallClock
-    }
 
     /// Payloads that could not be decoded (dropped, logged, counted).
     var decodeFailures: Int { failures.withLock { $0 } }

@@ -71,10 +71,6 @@ package struct JSONEnvelope: Sendable {
     /// The members in document order.
     package private(set) var members: [Member]
 
-    /// The members of the objects along the `descendingInto` path, outermost first, with offsets into the scanned
-    /// buffer; `nil` where the path's key was absent or its value not an object.
-    package private(set) var nested: [[Member]?] = []
-
     /// Scans `bytes`, which must hold exactly one JSON object (surrounding white space allowed).
     package init(scanning bytes: UnsafeBufferPointer<UInt8>) throws(JSONScanError) {
         var scanner = Scanner(bytes: bytes)
@@ -85,25 +81,12 @@ package struct JSONEnvelope: Sendable {
     }
 
     /// Scans `bytes` like ``init(scanning:)`` and, in the same pass, the members of the object under `path[0]`, of
-    /// the object under `path[1]` inside it, and so on (``nested``): for envelopes whose payload sits a few objects
-    /// deep (graphql-transport-ws `payload.data`), so those bytes are not scanned again. A path deeper than 64 keys
-    /// descends only its first 64.
-    package init(scanning bytes: UnsafeBufferPointer<UInt8>, descendingInto path: [StaticString]) throws(JSONScanError) {
-        var scanner = Scanner(bytes: bytes, path: path)
-        var members: [Member] = []
-        var nested = [[Member]](repeating: [], count: path.count)
-        try scanner.scanTopLevelObject { depth, member in
-            if depth == 0 { members.append(member) } else { nested[depth - 1].append(member) }
-        }
-        self.members = members
-        self.nested = nested.indices.map { scanner.descended & (1 << $0) != 0 ? nested[$0] : nil }
-    }
-
-    /// Scans `bytes` like ``init(scanning:descendingInto:)`` without storing anything: `visit` is called with each
-    /// member once its value has been scanned, with its depth: 0 for the top-level members, `d + 1` for the members of
-    /// the object under `path[d]` (so those come before the member holding them). For a reader that needs only a few
-    /// members of each frame: nothing is allocated. Returns whether every byte of `bytes` is ASCII, found in the same
-    /// pass.
+    /// the object under `path[1]` inside it, and so on, without storing anything: for envelopes whose payload sits a
+    /// few objects deep (graphql-transport-ws `payload.data`), so those bytes are not scanned again. `visit` is called
+    /// with each member once its value has been scanned, with its depth: 0 for the top-level members, `d + 1` for the
+    /// members of the object under `path[d]` (so those come before the member holding them); only the first occurrence
+    /// of a path key counts, and a path deeper than 64 keys descends only its first 64. Returns whether every byte of
+    /// `bytes` is ASCII, found in the same pass.
     @discardableResult
     package static func scan(
         _ bytes: UnsafeBufferPointer<UInt8>, descendingInto path: [StaticString] = [],

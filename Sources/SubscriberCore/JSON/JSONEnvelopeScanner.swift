@@ -8,8 +8,6 @@ extension JSONEnvelope {
         /// Bit `depth` set: the path's key at that depth was met (only its first occurrence counts, as in
         /// `member(_:in:)`). A bit mask, not an array: no allocation per scan.
         private var met: UInt64 = 0
-        /// Bit `depth` set: the object under the path's key at that depth was scanned member by member.
-        private(set) var descended: UInt64 = 0
         /// The bytes the scanner does not check against ASCII characters, OR-ed together: those of strings (whole
         /// words, so some beyond a string's end too) and those skipped inside nested values. So a payload's reader
         /// knows whether it is all ASCII without a pass of its own.
@@ -54,7 +52,6 @@ extension JSONEnvelope {
                 if onPath, peek() == UInt8(ascii: "{") {
                     // On the path: the object's members are visited in this same pass.
                     let start = index
-                    descended |= 1 << depth
                     try scanObject(depth: depth + 1, visit)
                     visit(depth, Member(key: key, keyHasEscapes: keyEscapes, value: start..<index, kind: .object, valueHasEscapes: false))
                 } else {
