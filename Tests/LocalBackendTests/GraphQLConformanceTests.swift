@@ -194,8 +194,9 @@ struct GraphQLConformanceTests {
 
     @Test("ping → pong at once (before and after the ack), echoing the payload; an unsolicited pong is ignored")
     func pingPong() async throws {
-        // A long init timeout: this test takes its time before connection_init, and a loaded machine must not fail it.
-        try await withBackend({ $0.graphQLInitTimeout = .seconds(30) }) { backend in
+        // A long init timeout: this test takes its time before connection_init, and a loaded machine must not fail it (the
+        // thread sanitizer's run, under parallel builds, once took more than 30 s to get there).
+        try await withBackend({ $0.graphQLInitTimeout = TestTime.scaled(.seconds(30)) }) { backend in
             let socket = try await backend.graphQLSocket()
             try await socket.send(GraphQLFrames.ping)
             let bare = try await socket.next()
