@@ -193,6 +193,53 @@ struct AppSyncProtocolTests {
         #expect(last == .idle)
     }
 
+    @Test("a stream cancelled before connection_ack: the link closes once acknowledged, nothing is subscribed")
+    func cancelledBeforeAck() async throws {
+        let harness = try AppSyncHarness()
+        let probe = await harness.subscribe("default/a")
+        let connection = try await harness.server.nextConnection()
+        #expect(try await connection.nextSentJSON()["type"] as? String == "connection_init")
+        probe.cancel()
+        let transport = harness.transport
+        try await withTestTimeout(scriptedWait, "the cancellation") {
+            while await transport.subscriptionCount > 0 { try await TestTime.pollPause() }
+        }
+        connection.emit(#"{"type":"connection_ack"}"#)
+        let close = try await connection.waitForClientClose()
+        #expect(close.code == 1000 && close.reason == "idle")
+        #expect(!connection.sentTexts.contains { $0.contains(#""subscribe""#) })
+    }
+
+    @Test("a live subscription revoked as unauthorized is subscribed again with refreshed credentials and resumes with its gap")
+    func revokedLiveSubscription() async throws {
+        let auth = ScriptedAuthSession(.bearerToken("jwt-1"))
+        let harness = try AppSyncHarness(auth: auth)
+        let probe = await harness.subscribe("default/a")
+        let connection = try await harness.acceptConnection()
+        let id = try await AppSyncHarness.expectSubscribe(on: connection, channel: "default/a")
+        connection.emit(#"{"type":"subscribe_success","id":"\#(id)"}"#)
+        #expect(try await probe.next() == .live)
+        for round in 1...2 {
+            harness.clock.advance(by: .seconds(5))
+            auth.setCredentials(.bearerToken("jwt-\(round + 1)"))
+            connection.emit(#"{"type":"subscribe_error","id":"\#(id)","errors":[{"errorType":"UnauthorizedException"}]}"#)
+            let frame = try await connection.nextSentJSON()
+            #expect(frame["type"] as? String == "subscribe" && frame["id"] as? String == id)
+            #expect(
+                frame["authorization"] as? [String: String] == [
+                    "host": "abc.appsync-api.us-east-1.amazonaws.com", "Authorization": "jwt-\(round + 1)",
+                ])
+            #expect(auth.credentialRequests.last == true, "refreshed")
+            harness.clock.advance(by: .seconds(1))
+            connection.emit(#"{"type":"subscribe_success","id":"\#(id)"}"#)
+            // From the refusal (5 s after the last confirmation) minus the 2 s margin, to the confirmation.
+            let start = Date(timeIntervalSince1970: 1_700_000_000 + Double(6 * round - 3))
+            #expect(try await probe.next() == .resumed(gap: GapWindow(start: start, end: start.addingTimeInterval(3))))
+        }
+        #expect(probe.currentEnding == nil, "live again: a later refusal is retried too")
+        await harness.transport.disconnect()
+    }
+
     @Test("a subscription limit of N refuses the N+1st without sending it")
     func subscriptionLimit() async throws {
         let harness = try AppSyncHarness { $0.maxSubscriptions = 3 }

@@ -471,6 +471,31 @@ struct AppSyncRotationStateTests {
         #expect(fixture.state.linkEnded(1, report: LinkReport(end: .rotated, acknowledged: true)) == .replaced)
     }
 
+    @Test("a successor lost before the old link sent its unsubscribes: the old link keeps the subscription, nothing is lost")
+    func successorLostBeforeUnsubscribesWentOut() async throws {
+        let fixture = try StateFixture()
+        let probe = fixture.add("s-1")
+        _ = fixture.open(1)
+        _ = await fixture.sent(on: 1)
+        fixture.state.subscriptionConfirmed("s-1", on: 1)
+        #expect(try await probe.next() == .live)
+        fixture.state.rotationDue(from: 1)
+        _ = fixture.open(2)
+        _ = await fixture.sent(on: 2)
+        fixture.state.subscriptionConfirmed("s-1", on: 2)  // queues the unsubscribe on link 1
+        #expect(fixture.state.linkEnded(2, report: LinkReport(end: .peerClosed, acknowledged: true)) == .replaced)
+        #expect(await fixture.sent(on: 1).isEmpty, "neither unsubscribed nor subscribed again")
+        #expect(fixture.state.routeData(StateFixture.data("1"), id: "s-1", on: 1) != nil, "still delivered on link 1")
+    }
+
+    @Test("a late refusal from a rotation's old link leaves the subscription live on the new primary")
+    func refusalFromRetiredLinkIgnored() async throws {
+        let fixture = try StateFixture()
+        _ = try await cutOverWithPublishInFlight(fixture)
+        fixture.state.subscriptionRejected("s-1", AppSyncServerError(errorType: "BadRequestException", message: "late"), on: 1)
+        #expect(fixture.state.routeData(StateFixture.data("1"), id: "s-1", on: 2) != nil, "still delivered on link 2")
+    }
+
     @Test("an old link lost mid-rotation opens the gap at its last frame, for the confirmed and the unconfirmed alike")
     func salvageGapsStartAtTheLastFrame() async throws {
         let fixture = try StateFixture()
@@ -544,6 +569,20 @@ struct AppSyncRotationStateTests {
         #expect(primary.requestedEnding == nil)
         #expect(fixture.states.current == .connected)
         #expect(await fixture.sent(on: 2) == [Frame(type: "subscribe", id: "s-1", channel: "default/a", token: "jwt-1")])
+    }
+
+    @Test("a successor that opens after every subscription was cancelled closes both links")
+    func successorOpensIdle() async throws {
+        let fixture = try StateFixture()
+        _ = fixture.add("s-1")
+        let old = fixture.open(1)
+        _ = await fixture.sent(on: 1)
+        fixture.state.subscriptionConfirmed("s-1", on: 1)
+        fixture.state.rotationDue(from: 1)
+        fixture.state.cancel("s-1")
+        let new = fixture.open(2)
+        #expect(old.requestedEnding != nil)
+        #expect(new.closed?.reason == "idle")
     }
 
     @Test("a link turned away because another is primary leaves the state connected, as the supervisor reports nothing for it")

@@ -210,7 +210,7 @@ struct AppSyncLinkDriver: LinkDriver {
             let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: frame), type: type)
             if let messageID, state.isPublish(messageID) {
                 state.publishRejected(messageID, error)
-            } else if let messageID, state.isPendingSubscription(messageID) {
+            } else if let messageID, state.isPendingSubscription(messageID, on: id) {
                 state.subscriptionRejected(messageID, error, on: id)
             } else {
                 logger.warning("server error", metadata: ["errorType": "\(error.errorType)", "message": "\(error.message ?? "")"])

@@ -94,10 +94,21 @@ extension AppSyncState {
         return true
     }
 
-    /// Gives up a rotation: the old link goes on; the new one is closed (if still connecting, when it opens).
+    /// Gives up a rotation: the old link goes on; the new one is closed (if still connecting, when it opens). The old
+    /// link keeps the unsubscribes it has not sent; what it has unsubscribed is subscribed there again and resumes with
+    /// a gap from its confirmation on the new link (the new link's buffer, what came after, is given up).
     func abortRotation(_ values: inout Values, _ effects: inout [SessionEffect]) {
         guard let rotation = values.rotation else { return }
         values.rotation = nil
+        if var old = values.links[rotation.from] {
+            old.unsubscribeQueue.removeAll { values.subscriptions[$0] != nil }
+            values.links[rotation.from] = old
+            for key in values.subscriptions.keys where !old.subscribed.contains(key) {
+                let since = values.subscriptions[key]?.detail.rotationConfirmedAt ?? wallClock.now()
+                values.subscriptions[key]?.interrupt(at: since.addingTimeInterval(-margin))
+            }
+            if let control = old.control { effects.append(.wake(control)) }
+        }
         for key in values.subscriptions.keys {
             values.subscriptions[key]?.detail.clearRotation()
             values.subscriptions[key]?.detail.overlapLog = []

@@ -178,6 +178,8 @@ final class AppSyncState: TransportSession {
                 // The supervisor reports nothing for a link it is told was replaced: the state is the primary's.
                 if values.primary != nil { states.update(.connected) }
             }
+            // Everything may have been cancelled while it connected: nothing would close it later.
+            closeIfIdle(&values, &effects)
             effects.append(.wake(control))
         }
     }
@@ -321,8 +323,11 @@ final class AppSyncState: TransportSession {
     /// credentials; otherwise only this subscription fails (the link and its siblings carry on).
     func subscriptionRejected(_ id: String, _ error: AppSyncServerError, on link: Int) {
         update { values, effects in
-            guard var record = values.subscriptions[id] else { return }
+            // A late refusal from a link that no longer carries it (a rotation's old link) says nothing about it.
+            guard var record = values.subscriptions[id], record.link == link || record.detail.rotationTarget == link else { return }
             if retries(error, refusals: &record.detail.authRefusals, "subscription", channel: record.channel) {
+                // Revoked while live there: the server stopped delivering it, so its next confirmation reports the gap.
+                if record.link == link { record.interrupt(at: wallClock.now().addingTimeInterval(-margin)) }
                 values.subscriptions[id] = record
                 // The server holds nothing for this id: the next batch subscribes it again (same id), forcing a refresh.
                 values.links[link]?.subscribed.remove(id)
@@ -372,9 +377,13 @@ final class AppSyncState: TransportSession {
         return true
     }
 
-    /// Whether `id` names a subscription not yet live (so a generic `error` for it is a rejection).
-    func isPendingSubscription(_ id: String) -> Bool {
-        values.withLock { $0.subscriptions[id].map { !$0.isLive } ?? false }
+    /// Whether `id` names a subscription not yet live on `link`, where it delivers or is moving to in a rotation (so a
+    /// generic `error` for it there is a rejection).
+    func isPendingSubscription(_ id: String, on link: Int) -> Bool {
+        values.withLock { values in
+            values.subscriptions[id].map { $0.detail.rotationTarget == link ? !$0.detail.rotationLive : $0.link == link && !$0.isLive }
+                ?? false
+        }
     }
 
     func isPublish(_ id: String) -> Bool { values.withLock { $0.publishes[id] != nil } }
@@ -395,6 +404,11 @@ final class AppSyncState: TransportSession {
             case Self.rotationDeadlineToken:
                 guard values.rotation?.to == link else { return }
                 logger.warning("rotation did not complete in time; cutting over anyway")
+                // Live on the old link and still unanswered here after the whole timeout: subscribed again at the
+                // cut-over, or an answer that never comes would leave it dark.
+                for (key, record) in values.subscriptions where record.isLive && !record.detail.rotationLive {
+                    values.links[link]?.subscribed.remove(key)
+                }
                 finalizeRotation(&values, &effects)
             case Self.drainDeadlineToken:
                 endDrain(of: link, &values, &effects)
