@@ -15,7 +15,7 @@ private func waitUntil(_ what: String, timeout: Double = 5, _ condition: @escapi
 /// auth retry — over the scripted server and a manual clock, with a minimal protocol.
 @Suite("LinkSupervisor")
 struct LinkSupervisorTests {
-    @Test("the default policy: the first attempt within a second, then full jitter up to 2, 4, 8 and 10 s; an ack restarts the count")
+    @Test("the default policy: the first attempt within a second, then full jitter up to 2, 4, 8 and 10 s; a lasting link restarts it")
     func defaultSchedule() async throws {
         let harness = SupervisorHarness()  // random 0.5: half of each capped delay
         let first = try await harness.accept()
@@ -32,6 +32,8 @@ struct LinkSupervisorTests {
         try await waitUntil("the second connection acknowledged") {
             harness.recordedStates.filter { $0 == .connected }.count == 2
         }
+        try await harness.clock.waitForSleeper(sleeping: SupervisorStateMachine.backoffRestartsAfter)  // the quiet period
+        harness.clock.advance(by: SupervisorStateMachine.backoffRestartsAfter)
         second.failTransport()
         try await waitUntil("attempt 1 again") {
             harness.recordedStates.filter { $0 == .reconnecting(attempt: 1, delay: .milliseconds(500)) }.count == 2
@@ -220,6 +222,27 @@ struct LinkSupervisorTests {
         await harness.stop()
     }
 
+    @Test("an AuthSession that throws (offline, say) is retried after the backoff, reconnecting: the transport does not stop")
+    func credentialsThrowOnce() async throws {
+        struct Offline: Error {}
+        let harness = SupervisorHarness(policy: .fixed(.seconds(10)))
+        let first = try await harness.accept()
+        harness.auth.failCredentials(with: Offline())
+        first.failTransport()
+        try await harness.clock.waitForSleeper(sleeping: .seconds(10))
+        harness.clock.advance(by: .seconds(10))
+        try await harness.waitFor(.reconnecting(attempt: 2, delay: .seconds(10)))
+        #expect(harness.links.stopped == nil)
+        harness.auth.failCredentials(with: nil)
+        try await harness.clock.waitForSleeper(sleeping: .seconds(10))
+        harness.clock.advance(by: .seconds(10))
+        _ = try await harness.accept()
+        try await waitUntil("connected again") { harness.recordedStates.filter { $0 == .connected }.count == 2 }
+        #expect(harness.links.stopped == nil)
+        #expect(harness.auth.credentialRequests == [false, false, false])
+        await harness.stop()
+    }
+
     @Test("signed out before an attempt: the supervisor stops with signedOut and opens nothing")
     func signedOut() async throws {
         let harness = SupervisorHarness(policy: .fixed(.seconds(1)))
@@ -255,9 +278,9 @@ struct LinkSupervisorTests {
         let first = try await harness.accept()
         harness.links.wanted = false
         first.closeFromServer(code: 1000)
-        try await harness.clock.waitForSleeper(sleeping: .milliseconds(500))
-        harness.clock.advance(by: .milliseconds(500))
         try await waitUntil("idle again") { harness.recordedStates.filter { $0 == .idle }.count == 2 }
+        #expect(!harness.recordedStates.contains { if case .reconnecting = $0 { true } else { false } })
+        #expect(harness.clock.sleeperCount == 0, "idle means asleep: no backoff timer")
         #expect(harness.server.requests.count == 1)
         harness.links.wanted = true
         harness.request(.demandChanged)

@@ -67,7 +67,7 @@ struct SupervisorStateMachineTests {
     // MARK: Links ending, backoff with jitter
 
     @Test(
-        "a lost link backs off per policy: attempts 1, 2, 3, … with the jittered delay; an acknowledged link restarts the count",
+        "a lost link backs off per policy: attempts 1, 2, 3, … with the jittered delay; an acknowledged link that lasted restarts the count",
         arguments: [
             (false, [1, 2, 4]),
             (true, [1, 1, 1]),
@@ -76,7 +76,8 @@ struct SupervisorStateMachineTests {
         var machine = Self.linked()
         var delays: [Int64] = []
         for attempt in 1...3 {
-            let actions = machine.linkEnded(loss: Self.retryable, acknowledged: acknowledged, wantsConnection: true)
+            let actions = machine.linkEnded(
+                loss: Self.retryable, acknowledged: acknowledged, lasted: Machine.backoffRestartsAfter, wantsConnection: true)
             guard case .startBackoff(let id, let delay, let reported)? = actions.last else {
                 Issue.record("expected a backoff, got \(actions)")
                 return
@@ -89,6 +90,34 @@ struct SupervisorStateMachineTests {
                 machine.backoffElapsed(id: id, wantsConnection: true).last == .startLink(id: attempt, role: .primary, forceRefresh: false))
         }
         #expect(delays == seconds)
+    }
+
+    @Test("a link that ends right after its ack is one more failed attempt: the delays grow; one that lasted restarts the count")
+    func flappingLinkBacksOff() {
+        var machine = Self.linked()
+        var delays: [Duration?] = []
+        func lose(lasting lasted: Duration) -> Duration? {
+            let actions = machine.linkEnded(loss: Self.retryable, acknowledged: true, lasted: lasted, wantsConnection: true)
+            guard case .startBackoff(let id, let delay, _)? = actions.last else { return nil }
+            _ = machine.backoffElapsed(id: id, wantsConnection: true)
+            return delay
+        }
+        for _ in 1...5 { delays.append(lose(lasting: .milliseconds(50))) }
+        #expect(delays == [.seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(10)])
+        #expect(lose(lasting: Machine.backoffRestartsAfter - .milliseconds(1)) == .seconds(10))
+        #expect(lose(lasting: Machine.backoffRestartsAfter) == .seconds(1), "a lasting link: the count starts again")
+    }
+
+    @Test("a link lost with nothing wanted goes idle at once, with no backoff; nothing wanted while backing off: the backoff ends, idle")
+    func lostWhileUnwanted() {
+        var lost = Self.linked()
+        #expect(lost.linkEnded(loss: Self.retryable, acknowledged: true, wantsConnection: false) == [.report(.idle)])
+        #expect(lost.state == .idle)
+
+        var backingOff = Self.backingOff()
+        #expect(backingOff.demandChanged(wantsConnection: false) == [.cancelBackoff(id: 0), .report(.idle)])
+        #expect(backingOff.state == .idle)
+        #expect(backingOff.backoffElapsed(id: 0, wantsConnection: false) == [])
     }
 
     @Test("the jitter scales each delay by the draw (full jitter: a draw of 0.75 leaves a quarter of the step)")
@@ -156,18 +185,74 @@ struct SupervisorStateMachineTests {
                 wantsConnection: true) == [.report(.connecting), .startLink(id: 2, role: .primary, forceRefresh: true)])
     }
 
-    @Test("signed out, or no credentials, before an attempt: stop; after a stop every input is ignored")
+    @Test("signed out before an attempt: stop; after a stop every input is ignored")
     func stoppedIgnoresEverything() {
         var machine = Self.linked()
-        #expect(machine.stopped(.signedOut, error: .signedOut) == [.stop(.signedOut, .signedOut)])
+        #expect(machine.noCredentials(.signedOut, wantsConnection: true) == [.stop(.signedOut, .signedOut)])
         #expect(machine.state == .stopped)
         #expect(machine.demandChanged(wantsConnection: true) == [])
         #expect(machine.linkEnded(loss: Self.retryable, acknowledged: true, wantsConnection: true) == [])
         #expect(machine.verifyConnection(wantsConnection: true) == [])
         #expect(machine.rotationDue() == [])
         #expect(machine.pathChanged(to: .unsatisfied, wantsConnection: true) == [])
-        #expect(machine.stopped(.sessionExpired, error: .sessionExpired("again")) == [])
+        #expect(machine.noCredentials(.sessionExpired("again"), wantsConnection: true) == [])
         #expect(machine.requestsEnded() == [])
+    }
+
+    private static let unavailable = RealtimeError.sessionExpired("credentials unavailable: offline")
+
+    /// The session throws for attempt after attempt, each retried after its backoff: the delays, `nil` for none.
+    private static func credentialsFail(_ times: Int, _ machine: inout Machine) -> [Duration?] {
+        (0..<times).map { _ in
+            guard case .startBackoff(let id, let delay, _)? = machine.noCredentials(unavailable, wantsConnection: true).last else {
+                return nil
+            }
+            _ = machine.backoffElapsed(id: id, wantsConnection: true)
+            return delay
+        }
+    }
+
+    @Test("the session throws: backed off and retried, reconnecting reported; too many times in a row: stop with sessionExpired")
+    func credentialsUnavailable() {
+        var machine = Self.linked()
+        #expect(
+            machine.noCredentials(Self.unavailable, wantsConnection: true)
+                == [.report(.reconnecting(attempt: 1, delay: .seconds(1))), .startBackoff(id: 0, delay: .seconds(1), attempt: 1)])
+        #expect(machine.state == .backingOff(id: 0))
+        _ = machine.backoffElapsed(id: 0, wantsConnection: true)
+        #expect(!Self.credentialsFail(ReconnectBookkeeping.credentialsRetries - 1, &machine).contains(nil))
+        #expect(machine.noCredentials(Self.unavailable, wantsConnection: true) == [.stop(.sessionExpired, Self.unavailable)])
+        #expect(machine.state == .stopped)
+    }
+
+    @Test("the session throws while there is no network: the attempt waits for the network, uncounted")
+    func credentialsUnavailableWithoutNetwork() {
+        var machine = Self.linked()
+        _ = machine.pathChanged(to: Self.wifi, wantsConnection: true)
+        for _ in 0...ReconnectBookkeeping.credentialsRetries {
+            _ = machine.pathChanged(to: .unsatisfied, wantsConnection: true)
+            #expect(machine.noCredentials(Self.unavailable, wantsConnection: true) == [.waitForNetwork(reconnecting: false)])
+            #expect(machine.state == .waitingForPath)
+            #expect(machine.pathChanged(to: Self.wifi, wantsConnection: true).contains(.report(.connecting)))
+        }
+        #expect(
+            machine.noCredentials(Self.unavailable, wantsConnection: true).last
+                == .startBackoff(id: 0, delay: .seconds(1), attempt: 1), "the first counted failure")
+    }
+
+    @Test("an attempt that got credentials starts the count of failures in a row again")
+    func credentialsUnavailableThenAnswered() {
+        var machine = Self.linked()
+        let retries = ReconnectBookkeeping.credentialsRetries
+        #expect(!Self.credentialsFail(retries, &machine).contains(nil))
+        guard case .startBackoff(let id, _, _)? = machine.linkEnded(loss: Self.retryable, acknowledged: false, wantsConnection: true).last
+        else {
+            Issue.record("expected a backoff")
+            return
+        }
+        _ = machine.backoffElapsed(id: id, wantsConnection: true)
+        #expect(!Self.credentialsFail(retries, &machine).contains(nil))
+        #expect(machine.state != .stopped)
     }
 
     @Test("the policy's attempt limit stops with reconnectAttemptsExhausted")

@@ -16,10 +16,13 @@
 /// second refusal is final: at connect every stream ends with `RealtimeError/sessionExpired(_:)`, for a subscribe or
 /// publish only that subscription or publish fails.
 ///
-/// **Throwing** means no credentials can be had (the refresh token expired, the user must sign in again): at connect
-/// the transport stops with `RealtimeError/sessionExpired(_:)`; before a subscribe or publish, that subscription or
-/// publish fails with it. Return `false` from ``isSignedIn()`` once the user signed out: the transport neither
-/// reconnects nor sends new subscribes or publishes for them (those fail with `RealtimeError/signedOut`).
+/// **Throwing** means no credentials can be had now, for a reason that may pass (offline, DNS not ready) or not (the
+/// refresh token expired, the user must sign in again). At connect the transport retries after its reconnect policy's
+/// backoff, reporting `reconnecting` (each retry counts toward the policy's attempt limit), or, without a network,
+/// when the network is back; after 5 throws in a row with a network (no attempt between them got credentials) it
+/// stops with `RealtimeError/sessionExpired(_:)`. Before a subscribe or publish, that subscription or publish fails
+/// with it. Return `false` from ``isSignedIn()`` once the user signed out: the transport neither reconnects (it stops
+/// at its next attempt) nor sends new subscribes or publishes for them (those fail with `RealtimeError/signedOut`).
 ///
 /// The transports never log what this returns.
 public protocol AuthSession: Sendable {

@@ -46,7 +46,7 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
         case requestsEnded
         case path(NetworkPath)
         case link(id: Int, role: LinkRole, report: LinkReport, lasted: Duration = .zero)
-        case stopped(DisconnectReason, RealtimeError)
+        case noCredentials(RealtimeError)
         case backoffElapsed(Int)
     }
 
@@ -113,7 +113,7 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
                 case .requestsEnded: running = perform(machine.requestsEnded())
                 case .path(let path): running = perform(machine.pathChanged(to: path, wantsConnection: wants))
                 case .backoffElapsed(let id): running = perform(machine.backoffElapsed(id: id, wantsConnection: wants))
-                case .stopped(let reason, let error): running = perform(machine.stopped(reason, error: error))
+                case .noCredentials(let error): running = perform(machine.noCredentials(error, wantsConnection: wants))
                 case .link(let id, let role, let report, let lasted):
                     let loss = transport.linkEnded(id: id, role: role, report: report)
                     if case .lost = loss {
@@ -143,9 +143,10 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
         post.finish()
     }
 
-    /// One link's life: sign-in and credentials first, then the link. Without them a primary stops the transport; a
-    /// successor just fails. A session that does not answer within the ack timeout fails the attempt, which is retried
-    /// after the backoff like any other (see ``ConnectCredentials``).
+    /// One link's life: sign-in and credentials first, then the link. Without them a primary leaves it to the state
+    /// machine (signed out: stop; the session threw: retry a few times); a successor just fails. A session that does
+    /// not answer within the ack timeout fails the attempt, which is retried after the backoff like any other (see
+    /// ``ConnectCredentials``).
     private func link(
         id: Int, role: LinkRole, forceRefresh: Bool, _ credentials: ConnectCredentials, _ transport: any SupervisedTransport,
         _ registry: LinkRegistry
@@ -168,6 +169,6 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
         guard role == .primary else {
             return .link(id: id, role: role, report: LinkReport(end: .openFailed("\(failure)", authRejected: false)))
         }
-        return .stopped(failure == .signedOut ? .signedOut : .sessionExpired, failure)
+        return .noCredentials(failure)
     }
 }

@@ -5,7 +5,8 @@
 /// It decides when to open a primary link (only when the transport wants a connection and the path is usable), when to
 /// back off and for how long (``ReconnectBookkeeping`` and its policy's jitter), when to skip the backoff (the network
 /// is back, the interface or its gateways changed, the app asked to verify the connection), when to probe the open links, when to open
-/// a rotation's successor, and when to stop for good (signed out, credentials gone, refused twice, attempts exhausted).
+/// a rotation's successor, and when to stop for good (signed out, credentials unavailable too often, refused twice,
+/// attempts exhausted).
 package struct SupervisorStateMachine: Sendable {
     /// Where the supervisor is. Exactly one of these holds at a time.
     package enum State: Sendable, Equatable {
@@ -79,6 +80,8 @@ package struct SupervisorStateMachine: Sendable {
     package mutating func demandChanged(wantsConnection: Bool) -> [Action] {
         switch state {
         case .idle, .waitingForPath: connectIfWanted(wantsConnection)
+        // Idle means asleep: no backoff timer for a connection nobody wants.
+        case .backingOff(let id) where !wantsConnection: [.cancelBackoff(id: id)] + connectIfWanted(false)
         case .linked, .backingOff, .stopped: []
         }
     }
@@ -122,6 +125,11 @@ package struct SupervisorStateMachine: Sendable {
     /// that expired or was revoked) rather than the refreshed credentials refused again.
     package static let credentialsProvenAfter = Duration.seconds(30)
 
+    /// How long an acknowledged link must have lasted for the backoff to start again from the first attempt: a link
+    /// that ends right after its ack (a server that acks and drops, a frame that breaks the protocol) is one more
+    /// failed attempt, or the transport would reconnect within a second for ever.
+    package static let backoffRestartsAfter = Duration.seconds(30)
+
     /// Link `id` ended; `loss` is what the transport made of it, `acknowledged` whether the link was ever open, and
     /// `lasted` how long it ran from the attempt on.
     package mutating func linkEnded(loss: LinkLoss, acknowledged: Bool, lasted: Duration = .zero, wantsConnection: Bool) -> [Action] {
@@ -131,14 +139,50 @@ package struct SupervisorStateMachine: Sendable {
             // Acknowledged and refused at once (some servers check a token only after the ack): without this, each
             // acknowledgement would reset the one retry and the transport would reconnect at once for ever.
             let refusedAtOnce = if case .authRejected = ending { lasted < Self.credentialsProvenAfter } else { false }
-            bookkeeping.connected(provingCredentials: !refusedAtOnce)
+            bookkeeping.connected(provingCredentials: !refusedAtOnce, restartingBackoff: lasted >= Self.backoffRestartsAfter)
         }
-        switch bookkeeping.decide(after: ending) {
+        return follow(bookkeeping.decide(after: ending), wantsConnection)
+    }
+
+    /// The backoff sleep `id` ended (elapsed, or cancelled earlier: then it is no longer the current one).
+    package mutating func backoffElapsed(id: Int, wantsConnection: Bool) -> [Action] {
+        guard state == .backingOff(id: id) else { return [] }
+        return connectIfWanted(wantsConnection)
+    }
+
+    /// A primary link got no credentials: `error` is ``RealtimeError/signedOut`` (stop), or the `sessionExpired` the
+    /// session's throw became: backed off and retried (``ReconnectBookkeeping/credentialsRetries``), or, without a
+    /// network, waiting for it uncounted (the throw may be just that).
+    package mutating func noCredentials(_ error: RealtimeError, wantsConnection: Bool) -> [Action] {
+        guard state != .stopped else { return [] }
+        guard error != .signedOut else {
+            state = .stopped
+            return [.stop(.signedOut, error)]
+        }
+        state = .idle
+        guard pathSatisfied else { return connectIfWanted(wantsConnection) }
+        return follow(bookkeeping.decide(after: .credentialsUnavailable(error)), wantsConnection)
+    }
+
+    /// The transport's request stream ended (the transport is gone).
+    package mutating func requestsEnded() -> [Action] {
+        guard state != .stopped else { return [] }
+        state = .stopped
+        return [.finish]
+    }
+
+    // MARK: Decisions
+
+    /// Carries out what the bookkeeping decided after a primary link ended (or got no credentials).
+    private mutating func follow(_ decision: ReconnectBookkeeping.Decision, _ wantsConnection: Bool) -> [Action] {
+        switch decision {
         case .idle, .connectNow:
             let actions = connectIfWanted(wantsConnection)
             // No network for the reconnect: the lost link's `connected` must not stand while nothing is linked.
             return state == .waitingForPath ? [.report(.connecting), .waitForNetwork(reconnecting: true)] : actions
         case .connectAfter(let delay, let attempt):
+            // Nothing wanted: idle at once, with no timer and no `reconnecting` for a connection nobody wants.
+            guard wantsConnection else { return connectIfWanted(false) }
             let reconnecting = Action.report(.reconnecting(attempt: attempt, delay: delay))
             guard pathSatisfied else {
                 state = .waitingForPath
@@ -153,28 +197,6 @@ package struct SupervisorStateMachine: Sendable {
             return [.stop(reason, error)]
         }
     }
-
-    /// The backoff sleep `id` ended (elapsed, or cancelled earlier: then it is no longer the current one).
-    package mutating func backoffElapsed(id: Int, wantsConnection: Bool) -> [Action] {
-        guard state == .backingOff(id: id) else { return [] }
-        return connectIfWanted(wantsConnection)
-    }
-
-    /// A primary link could not even be attempted: the user is signed out, or credentials are gone.
-    package mutating func stopped(_ reason: DisconnectReason, error: RealtimeError) -> [Action] {
-        guard state != .stopped else { return [] }
-        state = .stopped
-        return [.stop(reason, error)]
-    }
-
-    /// The transport's request stream ended (the transport is gone).
-    package mutating func requestsEnded() -> [Action] {
-        guard state != .stopped else { return [] }
-        state = .stopped
-        return [.finish]
-    }
-
-    // MARK: Decisions
 
     private mutating func connectIfWanted(_ wantsConnection: Bool) -> [Action] {
         guard wantsConnection else {

@@ -4,7 +4,8 @@
 /// documents' 10 s — the delay before attempt `n` is random in `0...min(10 s, 1 s × 2^(n-1))`, so the first attempt
 /// comes within a second (0.5 s on average) and a fleet that lost the same backend spreads its attempts instead of
 /// reconnecting in lockstep. The figures are in `docs/architecture.md` ("Reconnect policy"). The transports ask the
-/// policy before every attempt, and reset the attempt count after a connection is acknowledged.
+/// policy before every attempt, and reset the attempt count after an acknowledged connection that lasted 30 s (one
+/// dropped sooner counts as one more attempt, toward `maxAttempts` too).
 public struct ReconnectPolicy: Sendable, Equatable, CustomStringConvertible {
     /// The delay schedule.
     public enum Strategy: Sendable, Equatable {
