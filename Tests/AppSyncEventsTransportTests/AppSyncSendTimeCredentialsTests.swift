@@ -51,7 +51,7 @@ struct AppSyncSendTimeCredentialsTests {
         #expect(publish["type"] as? String == "publish")
         #expect(Self.token(publish) == "jwt-3")
         let publishID = try #require(publish["id"] as? String)
-        connection.emit(#"{"type":"publish_success","id":"\#(publishID)","successful":[],"failed":[]}"#)
+        connection.emit(#"{"type":"publish_success","id":"\#(publishID)","successful":[{"identifier":"e","index":0}],"failed":[]}"#)
         #expect(try await published.boundedValue().allSucceeded)
 
         connection.emit(AppSyncHarness.dataFrame(id: firstID, event: "1"))

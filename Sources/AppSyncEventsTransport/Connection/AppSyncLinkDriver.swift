@@ -186,16 +186,9 @@ struct AppSyncLinkDriver: LinkDriver {
             if let messageID { state.unsubscribed(messageID, on: id) }
         case "publish_success":
             guard let messageID else { return .handled }
-            struct Reply: Decodable {
-                var successful: [PublishedEvent]?
-                var failed: [FailedEvent]?
-            }
-            do {
-                let reply = try JSONDecoder().decode(Reply.self, from: frame)
-                state.completePublish(messageID, .success(PublishResult(successful: reply.successful ?? [], failed: reply.failed ?? [])))
-            } catch {
-                state.completePublish(messageID, .failure(.protocolViolation("malformed publish_success: \(error)")))
-            }
+            let eventCount = state.values.withLock { $0.publishes[messageID]?.events.count } ?? 0
+            state.completePublish(
+                messageID, Result { () throws(RealtimeError) in try PublishResult(appSyncReply: frame, eventCount: eventCount) })
         case "publish_error":
             guard let messageID else { return .handled }
             let error = AppSyncServerError.first(of: AppSyncServerError.decodeErrors(from: frame), type: type)

@@ -93,15 +93,6 @@ package struct AppSyncHTTPPublisher: Sendable {
             if response.status == 401 || response.status == 403 || error?.isAuthFailure == true { return .unauthorized(rejection) }
             throw RealtimeError.publishRejected(errorType: rejection.errorType, message: rejection.message)
         }
-        struct Reply: Decodable {
-            var successful: [PublishedEvent]?
-            var failed: [FailedEvent]?
-        }
-        do {
-            let reply = try JSONDecoder().decode(Reply.self, from: response.body)
-            return .published(PublishResult(successful: reply.successful ?? [], failed: reply.failed ?? []))
-        } catch {
-            throw RealtimeError.protocolViolation("malformed HTTP publish response: \(error)")
-        }
+        return .published(try PublishResult(appSyncReply: response.body, eventCount: events.count))
     }
 }
