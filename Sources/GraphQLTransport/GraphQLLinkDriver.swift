@@ -39,7 +39,7 @@ struct GraphQLLinkDriver: LinkDriver {
         message.withBytes { handle($0, batch) }
     }
 
-    func pendingMessages() -> [WebSocketMessage] { state.pendingMessages(on: id) }
+    func pendingMessages() async -> [WebSocketMessage] { await state.pendingMessages(on: id) }
 
     func pingMessage() -> WebSocketMessage? { .text(GraphQLOutboundMessage.ping) }
 

@@ -24,6 +24,10 @@ final class GraphQLState: TransportSession {
 
     let values = Locked(Values())
     let stopFlag = Locked(false)
+    /// Asked whether the user is still signed in before every batch of subscribes.
+    let auth: any AuthSession
+    /// What that question is timed on (the transport's clock).
+    let clock: any Clock<Duration>
     let configuration: GraphQLTransportConfiguration
     let wallClock: WallClock
     let margin: TimeInterval
@@ -32,9 +36,11 @@ final class GraphQLState: TransportSession {
     let logger: Logger
 
     init(
-        configuration: GraphQLTransportConfiguration, wallClock: WallClock, states: ConnectionStateBroadcaster,
-        requests: AsyncStream<SupervisorRequest>.Continuation, logger: Logger
+        configuration: GraphQLTransportConfiguration, auth: any AuthSession, clock: any Clock<Duration>, wallClock: WallClock,
+        states: ConnectionStateBroadcaster, requests: AsyncStream<SupervisorRequest>.Continuation, logger: Logger
     ) {
+        self.auth = auth
+        self.clock = clock
         self.configuration = configuration
         self.wallClock = wallClock
         self.margin = configuration.link.gapSafetyMargin.timeInterval
@@ -64,6 +70,8 @@ final class GraphQLState: TransportSession {
                 effects.append(.wake(control))
             }
             scheduleIdleClose(&values, &effects)
+            // While connecting or waiting to reconnect there is no link to close yet: the supervisor hears of it.
+            effects.append(.request(.demandChanged))
         }
     }
 
@@ -92,20 +100,48 @@ final class GraphQLState: TransportSession {
             values.completeQueue = []
             states.update(.connected)
             effects.append(.wake(control))
+            // Everything may have been cancelled while the link was connecting.
+            scheduleIdleClose(&values, &effects)
         }
     }
 
-    /// `subscribe` for everything not yet sent on the link (same ids after a reconnect), and `complete` for what ended.
-    func pendingMessages(on id: Int) -> [WebSocketMessage] {
+    /// `complete` for what ended, and `subscribe` for everything not yet sent on the link (same ids after a reconnect)
+    /// once the session says, once per batch, that the user is still signed in: the link carries the credentials of
+    /// whoever connected it, so after a sign-out the batch fails with `signedOut` instead.
+    func pendingMessages(on id: Int) async -> [WebSocketMessage] {
+        let batch = values.withLock { values in
+            values.linkID != id ? [] : values.subscriptions.values.filter { $0.link != id }.sorted { $0.sequence < $1.sequence }.map(\.id)
+        }
+        var signedIn = true
+        if !batch.isEmpty {
+            let (auth, clock, timeout): (any AuthSession, any Clock<Duration>, Duration) = (auth, clock, configuration.link.ackTimeout)
+            let answer: Bool? = await withDeadline(timeout, on: clock, mode: .abandonOperation) { await auth.isSignedIn() }
+            guard let answer else {
+                // As without credentials at connect: the link is replaced (its successor asks again).
+                values.withLock { $0.linkID == id ? $0.control : nil }?.close(.credentialsTimeout(timeout), reason: "no answer")
+                return []
+            }
+            signedIn = answer
+        }
         var messages: [WebSocketMessage] = []
         update { values, effects in
             guard values.linkID == id, let control = values.control else { return }
             for complete in values.completeQueue { messages.append(.text(GraphQLOutboundMessage.complete(id: complete))) }
             values.completeQueue = []
-            for record in values.subscriptions.values.sorted(by: { $0.sequence < $1.sequence }) where record.link != id {
-                values.subscriptions[record.id]?.link = id
+            for subscriptionID in batch {
+                guard let record = values.subscriptions[subscriptionID] else { continue }
+                guard signedIn else {
+                    values.subscriptions[subscriptionID] = nil
+                    effects.append(.finish(record.sink, .signedOut))
+                    continue
+                }
+                values.subscriptions[subscriptionID]?.link = id
                 messages.append(.text(GraphQLOutboundMessage.subscribe(id: record.id, operation: record.topic)))
                 effects.append(.schedule(control, configuration.liveConfirmationWindow, record.sequence))
+            }
+            if !signedIn {
+                logger.warning("signed out: new subscriptions fail", metadata: ["count": "\(batch.count)"])
+                scheduleIdleClose(&values, &effects)
             }
         }
         return messages
@@ -143,12 +179,17 @@ final class GraphQLState: TransportSession {
     }
 
     /// The subscription is live on `link`: report `live` the first time, `resumed(gap:)` after an interruption.
+    ///
+    /// The event is queued under the lock, only the consumer's wake-up after it: a `next` read on another thread that
+    /// finds the subscription live cannot queue its payload ahead of the confirmation.
     func confirm(_ id: String, on link: Int) {
-        update { values, effects in
+        let batch = DeliveryBatch()
+        values.withLock { values in
             guard var record = values.subscriptions[id], record.link == link else { return }
-            if let event = record.confirm(now: wallClock.now()) { effects.append(event) }
+            if case .yield(let sink, let event) = record.confirm(now: wallClock.now()) { sink.yield(event, into: batch) }
             values.subscriptions[id] = record
         }
+        batch.flush()
     }
 
     func timerFired(_ token: Int, on link: Int) {

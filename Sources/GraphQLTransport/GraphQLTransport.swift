@@ -24,6 +24,8 @@ public final class GraphQLTransport: RealtimeTransport {
     public static let subprotocol = "graphql-transport-ws"
 
     let configuration: GraphQLTransportConfiguration
+    let auth: any AuthSession
+    let clock: any Clock<Duration>
     let wallClock: WallClock
     let logger: Logger
     let makeID: @Sendable () -> String
@@ -47,6 +49,8 @@ public final class GraphQLTransport: RealtimeTransport {
         makeID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
     ) {
         self.configuration = configuration
+        self.auth = auth
+        self.clock = clock
         self.wallClock = wallClock
         self.logger = logger
         self.makeID = makeID
@@ -67,13 +71,14 @@ public final class GraphQLTransport: RealtimeTransport {
         guard case .graphQL(let operation) = request.topic else {
             return .failed(.unsupported("GraphQL subscribes to operations, not AppSync channels"))
         }
-        let state = running()
         let id = makeID()
-        let (reader, sink) = engine.openSubscription(
-            id, in: state, label: operation.operationName ?? String(operation.query.prefix(60)), settings: configuration.link,
-            wallClock: wallClock, logger: logger)
-        state.add(id: id, operation: operation, sink: sink)
-        return reader
+        return engine.withRunning(makeState) { state in
+            let (reader, sink) = engine.openSubscription(
+                id, in: state, label: operation.operationName ?? String(operation.query.prefix(60)), settings: configuration.link,
+                wallClock: wallClock, logger: logger)
+            state.add(id: id, operation: operation, sink: sink)
+            return reader
+        }
     }
 
     /// graphql-transport-ws has no publish: always throws `RealtimeError/unsupported(_:)`.
@@ -102,12 +107,12 @@ public final class GraphQLTransport: RealtimeTransport {
 
     // MARK: The engine
 
-    private func running() -> GraphQLState {
-        engine.running { requests in
-            let state = GraphQLState(
-                configuration: configuration, wallClock: wallClock, states: engine.states, requests: requests, logger: logger)
-            return (state, GraphQLLinks(state: state, configuration: configuration, logger: logger))
-        }
+    /// A new run's state, asking its supervisor through `requests`.
+    func makeState(_ requests: AsyncStream<SupervisorRequest>.Continuation) -> (GraphQLState, any SupervisedTransport) {
+        let state = GraphQLState(
+            configuration: configuration, auth: auth, clock: clock, wallClock: wallClock, states: engine.states, requests: requests,
+            logger: logger)
+        return (state, GraphQLLinks(state: state, configuration: configuration, logger: logger))
     }
 }
 

@@ -96,16 +96,17 @@ public final class AppSyncEventsTransport: RealtimeTransport {
         }
         let channel: String
         do { channel = try ChannelName.validate(rawChannel, for: .subscribe) } catch { return .failed(error) }
-        let state = running()
-        guard state.values.withLock({ $0.subscriptions.count }) < configuration.maxSubscriptions else {
-            return .failed(.subscriptionLimitReached(configuration.maxSubscriptions))
-        }
         let id = makeID()
-        let (reader, sink) = engine.openSubscription(
-            id, in: state, label: channel, settings: configuration.link, wallClock: wallClock, logger: logger)
-        logger.debug("subscribe", metadata: ["channel": "\(channel)", "id": "\(id)"])
-        state.add(id: id, channel: channel, sink: sink)
-        return reader
+        return engine.withRunning(makeState) { state in
+            guard state.values.withLock({ $0.subscriptions.count }) < configuration.maxSubscriptions else {
+                return .failed(.subscriptionLimitReached(configuration.maxSubscriptions))
+            }
+            let (reader, sink) = engine.openSubscription(
+                id, in: state, label: channel, settings: configuration.link, wallClock: wallClock, logger: logger)
+            logger.debug("subscribe", metadata: ["channel": "\(channel)", "id": "\(id)"])
+            state.add(id: id, channel: channel, sink: sink)
+            return reader
+        }
     }
 
     /// Publishes 1 to 5 events (each at most 240 KB of JSON) to a channel, over the configured route, authorized with
@@ -157,23 +158,25 @@ public final class AppSyncEventsTransport: RealtimeTransport {
 
     // MARK: The engine
 
-    /// The current state, started on first use (and again after a stop or a disconnect).
-    private func running() -> AppSyncState {
-        engine.running { requests in
-            let state = AppSyncState(
-                auth: auth, endpoint: configuration.endpoint, wallClock: wallClock, margin: configuration.link.gapSafetyMargin,
-                rotationTimeout: configuration.rotationTimeout, credentialsTimeout: configuration.link.ackTimeout, clock: clock,
-                states: engine.states, requests: requests, logger: logger)
-            return (state, AppSyncLinks(state: state, configuration: configuration, wallClock: wallClock, logger: logger))
-        }
+    /// A new run's state, asking its supervisor through `requests` (the engine starts one on first use, and again
+    /// after a stop or a disconnect).
+    private func makeState(_ requests: AsyncStream<SupervisorRequest>.Continuation) -> (AppSyncState, any SupervisedTransport) {
+        let state = AppSyncState(
+            auth: auth, endpoint: configuration.endpoint, wallClock: wallClock, margin: configuration.link.gapSafetyMargin,
+            rotationTimeout: configuration.rotationTimeout, credentialsTimeout: configuration.link.ackTimeout, clock: clock,
+            states: engine.states, requests: requests, logger: logger)
+        return (state, AppSyncLinks(state: state, configuration: configuration, wallClock: wallClock, logger: logger))
     }
 
     /// Sends a `publish` on the primary link (connecting first if needed) and waits for the reply.
     private func publishOverWebSocket(channel: String, events: [String]) async throws -> PublishResult {
-        let state = running()
         let id = makeID()
         let reply = OneShotSignal<Result<PublishResult, RealtimeError>>()
-        state.addPublish(id: id, channel: channel, events: events, reply: reply)
+        // Added as one step with respect to a stop, which then fails it with its own error.
+        let state = engine.withRunning(makeState) { state in
+            state.addPublish(id: id, channel: channel, events: events, reply: reply)
+            return state
+        }
         let timeout = configuration.publishTimeout
         let clock = clock
         let result = await withTaskGroup(of: Void.self) { group in

@@ -120,6 +120,20 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
         }
     }
 
+    /// `body` with the current session (``running(_:)``) as one step with respect to a stop: a session stopped after
+    /// `body` ends what it added; one stopped before (after `running` found it alive) is passed over, and `body` runs
+    /// with a new run's session. Otherwise what it added would wait in a session whose streams had already ended.
+    package func withRunning<R>(
+        _ make: (AsyncStream<SupervisorRequest>.Continuation) -> (Session, any SupervisedTransport), _ body: (Session) -> R
+    ) -> R {
+        while true {
+            let session = running(make)
+            // Under the stop flag's lock, so a stop waits for `body`, then ends what it added.
+            let result: R? = session.stopFlag.withLock { stopped in stopped ? nil : body(session) }
+            if let result { return result }
+        }
+    }
+
     /// A subscription's reader and the sink its session delivers to, per `settings`; the consumer's going away cancels
     /// `id` in `session`.
     package func openSubscription(
