@@ -113,6 +113,8 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
     ) -> Session {
         current.withLock { run in
             if let run, !run.task.isCancelled, !run.session.stopped { return run.session }
+            // A stopped run's supervisor has returned, or (a stop from outside it) returns now: none outlives its run.
+            run?.task.cancel()
             let (requests, continuation) = AsyncStream<SupervisorRequest>.makeStream(bufferingPolicy: .unbounded)
             let (session, supervised) = make(continuation)
             run = Run(session: session, requests: continuation, task: startSupervisor(supervised, requests))
