@@ -10,10 +10,8 @@ import Testing
 struct AppSyncRotationStateTests {
     private static let accepted = PublishResult(successful: [], failed: [])
 
-    /// s-1 live on link 1, rotated to link 2 with p-1 sent on link 1 before the cut-over; returns the old link.
-    private func cutOverWithPublishInFlight(
-        _ fixture: StateFixture
-    ) async throws -> (old: LinkControlRecorder, reply: OneShotSignal<Result<PublishResult, RealtimeError>>) {
+    /// s-1 live on link 1 and a rotation to link 2 under way, its subscribe sent; returns link 1.
+    private func rotatingFromLiveLink(_ fixture: StateFixture) async throws -> LinkControlRecorder {
         let probe = fixture.add("s-1")
         let old = fixture.open(1)
         _ = await fixture.sent(on: 1)
@@ -22,6 +20,14 @@ struct AppSyncRotationStateTests {
         fixture.state.rotationDue(from: 1)
         _ = fixture.open(2)
         _ = await fixture.sent(on: 2)
+        return old
+    }
+
+    /// s-1 live on link 1, rotated to link 2 with p-1 sent on link 1 before the cut-over; returns the old link.
+    private func cutOverWithPublishInFlight(
+        _ fixture: StateFixture
+    ) async throws -> (old: LinkControlRecorder, reply: OneShotSignal<Result<PublishResult, RealtimeError>>) {
+        let old = try await rotatingFromLiveLink(fixture)
         let reply = fixture.publish("p-1")
         #expect(await fixture.sent(on: 1) == [Frame(type: "publish", id: "p-1", channel: "default/p", token: "jwt-1")])
         fixture.state.subscriptionConfirmed("s-1", on: 2)
@@ -60,14 +66,7 @@ struct AppSyncRotationStateTests {
     @Test("a successor lost before the old link sent its unsubscribes: the old link keeps the subscription, nothing is lost")
     func successorLostBeforeUnsubscribesWentOut() async throws {
         let fixture = try StateFixture()
-        let probe = fixture.add("s-1")
-        _ = fixture.open(1)
-        _ = await fixture.sent(on: 1)
-        fixture.state.subscriptionConfirmed("s-1", on: 1)
-        #expect(try await probe.next() == .live)
-        fixture.state.rotationDue(from: 1)
-        _ = fixture.open(2)
-        _ = await fixture.sent(on: 2)
+        _ = try await rotatingFromLiveLink(fixture)
         fixture.state.subscriptionConfirmed("s-1", on: 2)  // queues the unsubscribe on link 1
         #expect(fixture.state.linkEnded(2, report: LinkReport(end: .peerClosed, acknowledged: true)) == .replaced)
         #expect(await fixture.sent(on: 1).isEmpty, "neither unsubscribed nor subscribed again")
