@@ -5,6 +5,7 @@ import Logging
 /// every decision (when to connect, back off, wait for the network, probe, rotate or stop). One structured scope: every
 /// link (and a rotation's successor) runs as a child task of it, so cancelling the supervisor ends every link. Before
 /// every attempt it asks ``AuthSession/isSignedIn()`` and fetches credentials anew (forced after an auth rejection).
+/// Made with its memberwise initializer: `decisions` carries the reconnect policy and its jitter.
 package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
     /// The decisions, before the first input (a prototype: each run starts from a copy).
     package let decisions: SupervisorStateMachine
@@ -15,38 +16,15 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
     package let logger: Logger
     /// The device's network path; `nil`: assume it is always usable.
     package let pathMonitor: (any NetworkPathMonitor)?
-    /// Why the latest connection was lost or could not be made since one was last acknowledged: what
-    /// ``RealtimeTransport/lastConnectionFailure`` reports while the transport is not connected.
-    package let lastFailure: Locked<String?>
-    /// When the latest acknowledged connection was lost (its last frame received): what
-    /// ``RealtimeTransport/connectionLostAt`` reports while the transport is not connected.
-    package let lostAt: Locked<Date?>
-
-    /// Creates a supervisor; `random` (values in `0..<1`) is the policy's jitter, injectable for deterministic tests.
-    package init(
-        policy: ReconnectPolicy, auth: any AuthSession, connector: any WebSocketConnector, runner: LinkRunner<C>,
-        states: ConnectionStateBroadcaster, logger: Logger, pathMonitor: (any NetworkPathMonitor)? = nil,
-        lastFailure: Locked<String?> = Locked(nil), lostAt: Locked<Date?> = Locked(nil),
-        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
-    ) {
-        self.decisions = SupervisorStateMachine(policy: policy, random: random)
-        self.auth = auth
-        self.connector = connector
-        self.runner = runner
-        self.states = states
-        self.logger = logger
-        self.pathMonitor = pathMonitor
-        self.lastFailure = lastFailure
-        self.lostAt = lostAt
-    }
+    /// What the transport reports while it is not connected, recorded from each link's end.
+    package let outage: Locked<ConnectionOutage>
 
     /// What reaches the shell: each is handed to the state machine, in the order it arrived.
     private enum Input: Sendable {
         case request(SupervisorRequest)
         case requestsEnded
         case path(NetworkPath)
-        case link(id: Int, role: LinkRole, report: LinkReport, lasted: Duration = .zero)
-        case noCredentials(RealtimeError)
+        case link(id: Int, role: LinkRole, LinkAttempt)
         case backoffElapsed(Int)
     }
 
@@ -75,7 +53,10 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
                     case .report(let state): states.update(state)
                     case .startLink(let id, let role, let forceRefresh):
                         group.addTask {
-                            post.yield(await link(id: id, role: role, forceRefresh: forceRefresh, credentials, transport, registry))
+                            let attempt = await runner.attempt(
+                                id: id, role: role, forceRefresh: forceRefresh, credentials: credentials, connector: connector,
+                                transport: transport, registry: registry)
+                            post.yield(.link(id: id, role: role, attempt))
                         }
                     case .startBackoff(let id, let delay, let attempt):
                         logger.info("reconnecting", metadata: ["attempt": "\(attempt)", "delay": "\(delay)"])
@@ -113,24 +94,15 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
                 case .requestsEnded: running = perform(machine.requestsEnded())
                 case .path(let path): running = perform(machine.pathChanged(to: path, wantsConnection: wants))
                 case .backoffElapsed(let id): running = perform(machine.backoffElapsed(id: id, wantsConnection: wants))
-                case .noCredentials(let error): running = perform(machine.noCredentials(error, wantsConnection: wants))
-                case .link(let id, let role, let report, let lasted):
+                case .link(_, _, .noCredentials(let error)): running = perform(machine.noCredentials(error, wantsConnection: wants))
+                case .link(let id, let role, .ran(let report, let lasted)):
                     let loss = transport.linkEnded(id: id, role: role, report: report)
                     if case .lost = loss {
                         let close = report.close.map { "\($0)" } ?? "-"
                         logger.info("connection ended", metadata: ["link": "\(id)", "reason": "\(report.end)", "close": "\(close)"])
                     }
-                    // Recorded before the state that reports the loss, so whoever reads the state can read why; an
-                    // acknowledged link makes any failure before it history.
-                    if case .lost(let ending) = loss, ending != .requested {
-                        lastFailure.withLock { $0 = report.close.map { "\(report.end), close \($0)" } ?? "\(report.end)" }
-                    } else if report.acknowledged {
-                        lastFailure.withLock { $0 = nil }
-                    }
-                    // An outage starts where an acknowledged link fell silent; failed attempts after it do not move it.
-                    if case .lost(let ending) = loss, report.acknowledged || ending == .requested {
-                        lostAt.withLock { $0 = ending == .requested ? nil : report.lastReceived ?? runner.wallClock.now() }
-                    }
+                    // Recorded before the state that reports the loss, so whoever reads the state can read why.
+                    outage.withLock { $0.record(report, loss: loss, now: runner.wallClock.now()) }
                     running = perform(
                         machine.linkEnded(
                             loss: loss, acknowledged: report.acknowledged, lasted: lasted, wantsConnection: transport.wantsConnection))
@@ -141,34 +113,5 @@ package struct LinkSupervisor<C: Clock>: Sendable where C.Duration == Duration {
             credentials.cancel()
         }
         post.finish()
-    }
-
-    /// One link's life: sign-in and credentials first, then the link. Without them a primary leaves it to the state
-    /// machine (signed out: stop; the session threw: retry a few times); a successor just fails. A session that does
-    /// not answer within the ack timeout fails the attempt, which is retried after the backoff like any other (see
-    /// ``ConnectCredentials``).
-    private func link(
-        id: Int, role: LinkRole, forceRefresh: Bool, _ credentials: ConnectCredentials, _ transport: any SupervisedTransport,
-        _ registry: LinkRegistry
-    ) async -> Input {
-        let timeout = runner.ackTimeout
-        guard let answer = await credentials.ask(forceRefresh: forceRefresh, timeout: timeout, clock: runner.clock) else {
-            return .link(id: id, role: role, report: LinkReport(end: .credentialsTimeout(timeout)))
-        }
-        let failure: RealtimeError
-        switch answer {
-        case .credentials(let credentials):
-            let (request, driver) = transport.makeLink(id: id, credentials: credentials, role: role)
-            let started = runner.clock.now
-            let report = await runner.run(id: id, connector: connector, request: request, driver: driver, registry: registry)
-            return .link(id: id, role: role, report: report, lasted: started.duration(to: runner.clock.now))
-        case .signedOut: failure = .signedOut
-        case .unavailable(let error): failure = .sessionExpired("credentials unavailable: \(error)")
-        case .cancelled: return .link(id: id, role: role, report: LinkReport(end: .requested))
-        }
-        guard role == .primary else {
-            return .link(id: id, role: role, report: LinkReport(end: .openFailed("\(failure)", authRejected: false)))
-        }
-        return .noCredentials(failure)
     }
 }

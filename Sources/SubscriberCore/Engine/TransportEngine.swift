@@ -79,8 +79,7 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
 
     /// The transport's connection states.
     package let states = ConnectionStateBroadcaster()
-    private let lastFailure = Locked<String?>(nil)
-    private let lostAt = Locked<Date?>(nil)
+    private let outage = Locked(ConnectionOutage())
     private let current = Locked<Run?>(nil)
     private let startSupervisor: @Sendable (any SupervisedTransport, AsyncStream<SupervisorRequest>) -> Task<Void, Never>
 
@@ -90,15 +89,15 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
         clock: any Clock<Duration>, settings: LinkSettings, rotateAfter: Duration? = nil, auth: any AuthSession,
         connector: any WebSocketConnector, pathMonitor: (any NetworkPathMonitor)?, wallClock: WallClock, logger: Logger
     ) {
-        let (states, lastFailure, lostAt) = (states, lastFailure, lostAt)
+        let (states, outage) = (states, outage)
         func start<C: Clock>(on clock: C) -> @Sendable (any SupervisedTransport, AsyncStream<SupervisorRequest>) -> Task<Void, Never>
         where C.Duration == Duration {
             let runner = LinkRunner(
                 clock: clock, wallClock: wallClock, logger: logger, ackTimeout: settings.ackTimeout, rotateAfter: rotateAfter,
                 liveness: settings.liveness)
             let supervisor = LinkSupervisor(
-                policy: settings.reconnectPolicy, auth: auth, connector: connector, runner: runner, states: states, logger: logger,
-                pathMonitor: pathMonitor, lastFailure: lastFailure, lostAt: lostAt)
+                decisions: SupervisorStateMachine(policy: settings.reconnectPolicy), auth: auth, connector: connector,
+                runner: runner, states: states, logger: logger, pathMonitor: pathMonitor, outage: outage)
             return { transport, requests in Task { await supervisor.run(transport, requests: requests) } }
         }
         // The production clock gets code specialised for it: an existential clock opens to a type known only at run
@@ -150,11 +149,11 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
 
     /// Why the latest connection was lost or could not be made since the transport was last connected; `nil` while
     /// connected or before any failure (``RealtimeTransport/lastConnectionFailure``).
-    package var lastConnectionFailure: String? { states.current == .connected ? nil : lastFailure.withLock { $0 } }
+    package var lastConnectionFailure: String? { states.current == .connected ? nil : outage.withLock { $0.lastFailure } }
 
     /// When the latest acknowledged connection was lost; `nil` while connected or before any was lost
     /// (``RealtimeTransport/connectionLostAt``).
-    package var connectionLostAt: Date? { states.current == .connected ? nil : lostAt.withLock { $0 } }
+    package var connectionLostAt: Date? { states.current == .connected ? nil : outage.withLock { $0.lostAt } }
 
     /// The current session, if a run is under way.
     package var session: Session? { current.withLock { $0?.session } }
@@ -174,8 +173,7 @@ package final class TransportEngine<Session: TransportSession>: Sendable {
         // A run started while this one ended (a subscribe meanwhile) owns the state now: it is not overwritten.
         current.withLock { run in
             guard run == nil else { return }
-            lastFailure.withLock { $0 = nil }
-            lostAt.withLock { $0 = nil }
+            outage.withLock { $0 = ConnectionOutage() }
             states.update(.disconnected(.requested))
         }
     }

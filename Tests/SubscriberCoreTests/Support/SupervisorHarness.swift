@@ -14,10 +14,9 @@ final class SupervisorHarness: Sendable {
     let monitor: DrivenNetworkPathMonitor
     let auth = ScriptedAuthSession(.bearerToken("t"))
     let log = CapturedLog()
-    /// What the supervisor records as the transport's ``RealtimeTransport/lastConnectionFailure``.
-    let lastFailure = Locked<String?>(nil)
-    /// What the supervisor records as the transport's ``RealtimeTransport/connectionLostAt``.
-    let lostAt = Locked<Date?>(nil)
+    /// What the supervisor records as the transport's ``RealtimeTransport/lastConnectionFailure`` and
+    /// ``RealtimeTransport/connectionLostAt``.
+    let outage = Locked(ConnectionOutage())
     private let requests: AsyncStream<SupervisorRequest>.Continuation
     private let recorded = Locked<[ConnectionState]>([])
     private let task: Task<Void, Never>
@@ -40,8 +39,8 @@ final class SupervisorHarness: Sendable {
         let runner = LinkRunner(
             clock: clock, wallClock: .system, logger: logger, ackTimeout: .seconds(15), rotateAfter: nil, liveness: liveness)
         let supervisor = LinkSupervisor(
-            policy: policy, auth: auth, connector: server, runner: runner, states: states, logger: logger, pathMonitor: monitor,
-            lastFailure: lastFailure, lostAt: lostAt, random: { random })
+            decisions: SupervisorStateMachine(policy: policy, random: { random }), auth: auth, connector: server, runner: runner,
+            states: states, logger: logger, pathMonitor: monitor, outage: outage)
         let stateStream = states.makeStream()
         let recorded = recorded
         recorder = Task { for await state in stateStream { recorded.withLock { $0.append(state) } } }
