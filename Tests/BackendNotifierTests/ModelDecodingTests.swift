@@ -42,15 +42,15 @@ struct ModelDecodingTests {
         .devicePresence: .devicePresence(
             DevicePresenceOutput(
                 eventType: "device/presenceChanged", timestamp: "2025-03-10T08:15:42.318Z", orgId: "org-42c9e1",
-                siteId: "site-0a7f", thingName: thing, derivant: "VX-D410", mac: mac, online: false)),
+                siteId: "site-0a7f", thingName: thing, derivant: "VX-D410", mac: mac, value: false)),
         .deviceRecording: .deviceRecording(
             DeviceRecordingOutput(
                 eventType: "device/recordingStateChanged", timestamp: "2025-03-10T08:16:03Z", orgId: "org-42c9e1",
-                siteId: nil, thingName: thing, derivant: "VX-D410", mac: mac, recording: true)),
+                siteId: nil, thingName: thing, derivant: "VX-D410", mac: mac, value: true)),
         .deviceFirmware: .deviceFirmware(
             DeviceFirmwareOutput(
                 eventType: "device/firmwareUpdated", timestamp: "2025-03-10T17:20:11.5+09:00", orgId: "org-42c9e1",
-                siteId: "site-0a7f", thingName: thing, derivant: "VX-D410", mac: mac, fwUpdateState: -1)),
+                siteId: "site-0a7f", thingName: thing, derivant: "VX-D410", mac: mac, value: -1)),
         .archiveState: .archiveState(
             ArchiveStateOutput(
                 eventType: "archive/stateChanged", timestamp: "2025-03-10T09:00:00.000Z", orgId: "org-42c9e1",
@@ -445,7 +445,7 @@ struct ModelDecodingTests {
     func firmwareRange() throws {
         let cases: [(Int?, Bool)] = [(-1, true), (0, true), (14, true), (-2, false), (15, false), (99, false), (nil, true)]
         for (state, inRange) in cases {
-            #expect(DeviceFirmwareOutput(fwUpdateState: state).isFirmwareStateInRange == inRange, "\(String(describing: state))")
+            #expect(DeviceFirmwareOutput(value: state).isFirmwareStateInRange == inRange, "\(String(describing: state))")
             #expect(DeviceStateOutput(fwUpdateState: state).isFirmwareStateInRange == inRange, "\(String(describing: state))")
         }
         let event = try Self.decoder.decode(
@@ -492,17 +492,17 @@ struct ModelDecodingTests {
             .devicePresence,
             DevicePresenceOutput(
                 eventType: VortexEventKind.devicePresence.eventType, timestamp: t, orgId: o, siteId: s, thingName: th, derivant: d,
-                mac: m, deviceGroupID: g, online: true))
+                mac: m, deviceGroupID: g, value: true))
         try check(
             .deviceRecording,
             DeviceRecordingOutput(
                 eventType: VortexEventKind.deviceRecording.eventType, timestamp: t, orgId: o, siteId: s, thingName: th,
-                derivant: d, mac: m, deviceGroupID: g, recording: false))
+                derivant: d, mac: m, deviceGroupID: g, value: false))
         try check(
             .deviceFirmware,
             DeviceFirmwareOutput(
                 eventType: VortexEventKind.deviceFirmware.eventType, timestamp: t, orgId: o, siteId: s, thingName: th, derivant: d,
-                mac: m, deviceGroupID: g, fwUpdateState: 7))
+                mac: m, deviceGroupID: g, value: 7))
         // The merged model reads all three.
         try check(
             .devicePresence,
@@ -535,19 +535,19 @@ struct ModelDecodingTests {
                 .devicePresence(
                     DevicePresenceOutput(
                         eventType: "device/presenceChanged", thingName: common.thingName, derivant: common.derivant,
-                        mac: common.mac, deviceGroupID: common.group, online: true)),
+                        mac: common.mac, deviceGroupID: common.group, value: true)),
                 .deviceRecording(
                     DeviceRecordingOutput(
                         eventType: "device/recordingStateChanged", thingName: common.thingName, derivant: common.derivant,
-                        mac: common.mac, deviceGroupID: common.group, recording: true)),
+                        mac: common.mac, deviceGroupID: common.group, value: true)),
                 .deviceFirmware(
                     DeviceFirmwareOutput(
                         eventType: "device/firmwareUpdated", thingName: common.thingName, derivant: common.derivant,
-                        mac: common.mac, deviceGroupID: common.group, fwUpdateState: 14)),
+                        mac: common.mac, deviceGroupID: common.group, value: 14)),
             ])
         #expect(
             DeviceStateOutput(mac: "m", recording: false).split()
-                == [.deviceRecording(DeviceRecordingOutput(eventType: "device/recordingStateChanged", mac: "m", recording: false))])
+                == [.deviceRecording(DeviceRecordingOutput(eventType: "device/recordingStateChanged", mac: "m", value: false))])
         #expect(
             DeviceStateOutput(mac: "m", online: false, fwUpdateState: 2).split().map(\.kind)
                 == [.devicePresence, .deviceFirmware])
@@ -564,14 +564,14 @@ struct ModelDecodingTests {
                 .deviceRecording(
                     DeviceRecordingOutput(
                         eventType: "device/recordingStateChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o", siteId: "s",
-                        mac: "m", recording: false))
+                        mac: "m", value: false))
             ])
 
         let presenceWithoutField = DeviceStateOutput(mac: "m", eventType: "device/presenceChanged")
         #expect(presenceWithoutField.split() == [.devicePresence(DevicePresenceOutput(eventType: "device/presenceChanged", mac: "m"))])
 
         let unknown = DeviceStateOutput(online: true, eventType: "device/batteryChanged")
-        #expect(unknown.split() == [.devicePresence(DevicePresenceOutput(eventType: "device/batteryChanged", online: true))])
+        #expect(unknown.split() == [.devicePresence(DevicePresenceOutput(eventType: "device/batteryChanged", value: true))])
 
         let foreign = DeviceStateOutput(fwUpdateState: 1, eventType: "organization/planChanged")
         #expect(foreign.split().map(\.kind) == [.deviceFirmware])
@@ -626,10 +626,10 @@ struct ModelDecodingTests {
         #expect(merged.deviceGroup == "site-0a7f")
 
         #expect(
-            DeviceStateOutput(DeviceRecordingOutput(deviceGroupID: "g", recording: true))
+            DeviceStateOutput(DeviceRecordingOutput(deviceGroupID: "g", value: true))
                 == DeviceStateOutput(recording: true, deviceGroupID: "g"))
         #expect(
-            DeviceStateOutput(DeviceFirmwareOutput(timestamp: "t", fwUpdateState: 5))
+            DeviceStateOutput(DeviceFirmwareOutput(timestamp: "t", value: 5))
                 == DeviceStateOutput(fwUpdateState: 5, timestamp: "t"))
 
         guard case .aiSettings(let ai)? = Self.expected[.aiSettings] else {

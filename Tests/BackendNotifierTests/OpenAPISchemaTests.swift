@@ -38,36 +38,36 @@ struct OpenAPISchemaTests {
             full: .devicePresence(
                 DevicePresenceOutput(
                     eventType: "device/presenceChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o", siteId: "s",
-                    thingName: "t", derivant: "d", mac: "m", deviceGroupID: "g", online: true)),
+                    thingName: "t", derivant: "d", mac: "m", deviceGroupID: "g", value: true)),
             example: .devicePresence(
                 DevicePresenceOutput(
                     eventType: "device/presenceChanged", timestamp: "2025-01-15T10:30:00.123Z", orgId: "org-7f3a2c",
                     siteId: "site-19b4", thingName: "vx-cam-a1b2c3d4", derivant: "VX-C200", mac: "A4:CF:12:9B:3E:01",
-                    online: true)),
+                    value: true)),
             legacyOnlyKeys: ["deviceGroupID"]),
         Probe(
             kind: .deviceRecording,
             full: .deviceRecording(
                 DeviceRecordingOutput(
                     eventType: "device/recordingStateChanged", timestamp: "2025-01-01T00:00:00Z", orgId: "o",
-                    siteId: "s", thingName: "t", derivant: "d", mac: "m", deviceGroupID: "g", recording: true)),
+                    siteId: "s", thingName: "t", derivant: "d", mac: "m", deviceGroupID: "g", value: true)),
             example: .deviceRecording(
                 DeviceRecordingOutput(
                     eventType: "device/recordingStateChanged", timestamp: "2025-01-15T10:31:05Z", orgId: "org-7f3a2c",
                     siteId: "site-19b4", thingName: "vx-cam-a1b2c3d4", derivant: "VX-C200", mac: "A4:CF:12:9B:3E:01",
-                    recording: false)),
+                    value: false)),
             legacyOnlyKeys: ["deviceGroupID"]),
         Probe(
             kind: .deviceFirmware,
             full: .deviceFirmware(
                 DeviceFirmwareOutput(
                     eventType: "device/firmwareUpdated", timestamp: "2025-01-01T00:00:00Z", orgId: "o", siteId: "s",
-                    thingName: "t", derivant: "d", mac: "m", deviceGroupID: "g", fwUpdateState: 7)),
+                    thingName: "t", derivant: "d", mac: "m", deviceGroupID: "g", value: 7)),
             example: .deviceFirmware(
                 DeviceFirmwareOutput(
                     eventType: "device/firmwareUpdated", timestamp: "2025-01-15T11:02:47.5+09:00", orgId: "org-7f3a2c",
                     siteId: "site-19b4", thingName: "vx-cam-a1b2c3d4", derivant: "VX-C200", mac: "A4:CF:12:9B:3E:01",
-                    fwUpdateState: 3)),
+                    value: 3)),
             legacyOnlyKeys: ["deviceGroupID"]),
         Probe(
             kind: .archiveState,

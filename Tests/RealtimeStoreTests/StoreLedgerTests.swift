@@ -10,7 +10,7 @@ struct StoreLedgerTests {
         .devicePresence(
             DevicePresenceOutput(
                 eventType: "device/presenceChanged", timestamp: second.map { "2026-11-26T10:00:\(String(format: "%02d", $0))Z" },
-                thingName: thing, online: online))
+                thingName: thing, value: online))
     }
 
     @Test("the newest timestamp per entity wins: an older event is dropped, live or backfilled, so nothing goes backwards")
@@ -94,7 +94,7 @@ struct StoreLedgerTests {
         var ledger = StoreLedger()
         _ = ledger.apply(Self.presence("t-1", online: true, at: 10), origin: .live)
         let recording = VortexEvent.deviceRecording(
-            DeviceRecordingOutput(timestamp: "2026-11-26T10:00:01Z", thingName: "t-1", recording: true))
+            DeviceRecordingOutput(timestamp: "2026-11-26T10:00:01Z", thingName: "t-1", value: true))
         #expect(ledger.apply(recording, origin: .live) == .applied(.init(kind: .deviceRecording, name: "t-1")))
         #expect(ledger.snapshot.devices["t-1"]?.presence?.payload.online == true)
         #expect(ledger.apply(Self.presence(nil, online: true, at: 10), origin: .live) == .notKept)

@@ -1,7 +1,6 @@
 /// A device event of the nine-kind API: the eight fields every device event carries and the one that tells the kind
 /// (``DeviceEventField``). Apps use it through its three names, ``DevicePresenceOutput``, ``DeviceRecordingOutput`` and
-/// ``DeviceFirmwareOutput``, which add the field's own property (`online`, `recording`, `fwUpdateState`) and
-/// initializer.
+/// ``DeviceFirmwareOutput``, which add the field's own property (`online`, `recording`, `fwUpdateState`).
 ///
 /// It encodes and decodes exactly as a struct with the nine properties would: the eight shared keys, then the field's
 /// key; absent and `null` values are `nil`, unknown keys are ignored.
@@ -25,11 +24,11 @@ public struct DeviceEventOutput<Field: DeviceEventField>: VortexDevicePayload {
     /// The kind's own field, published under its own name (`online`, `recording`, `fwUpdateState`).
     var value: Field.Value?
 
-    /// Every argument spelled out: the public initializers (one per field, with defaults) call this one, and a
-    /// defaulted generic one beside them would make `DevicePresenceOutput()` ambiguous.
-    init(
-        eventType: String?, timestamp: String?, orgId: String?, siteId: String?, thingName: String?, derivant: String?,
-        mac: String?, deviceGroupID: String?, value: Field.Value?
+    /// Creates a payload; `value` is the kind's own field: `online`, `recording` or `fwUpdateState`.
+    public init(
+        eventType: String? = nil, timestamp: String? = nil, orgId: String? = nil, siteId: String? = nil,
+        thingName: String? = nil, derivant: String? = nil, mac: String? = nil, deviceGroupID: String? = nil,
+        value: Field.Value? = nil
     ) {
         self.eventType = eventType
         self.timestamp = timestamp
@@ -75,11 +74,7 @@ extension DeviceEventOutput: Codable {
 }
 
 extension DeviceEventOutput: DevicePayloadFields {
-    static var blank: Self {
-        Self(
-            eventType: nil, timestamp: nil, orgId: nil, siteId: nil, thingName: nil, derivant: nil, mac: nil, deviceGroupID: nil,
-            value: nil)
-    }
+    static var blank: Self { Self() }
 
     mutating func readKindField(_ key: DeviceKey, _ value: some DeviceMemberValue) throws {
         if key == Field.key.deviceKey { self.value = try value.optional(Field.Value.self) }

@@ -20,23 +20,6 @@ extension DeviceEventOutput where Field == DeviceFirmwareField {
         set { value = newValue }
     }
 
-    /// Creates a payload.
-    public init(
-        eventType: String? = nil,
-        timestamp: String? = nil,
-        orgId: String? = nil,
-        siteId: String? = nil,
-        thingName: String? = nil,
-        derivant: String? = nil,
-        mac: String? = nil,
-        deviceGroupID: String? = nil,
-        fwUpdateState: Int? = nil
-    ) {
-        self.init(
-            eventType: eventType, timestamp: timestamp, orgId: orgId, siteId: siteId, thingName: thingName, derivant: derivant,
-            mac: mac, deviceGroupID: deviceGroupID, value: fwUpdateState)
-    }
-
     /// The documented range of `fwUpdateState`.
     public static var fwUpdateStateRange: ClosedRange<Int> { -1...14 }
 

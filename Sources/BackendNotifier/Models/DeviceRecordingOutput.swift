@@ -19,21 +19,4 @@ extension DeviceEventOutput where Field == DeviceRecordingField {
         get { value }
         set { value = newValue }
     }
-
-    /// Creates a payload.
-    public init(
-        eventType: String? = nil,
-        timestamp: String? = nil,
-        orgId: String? = nil,
-        siteId: String? = nil,
-        thingName: String? = nil,
-        derivant: String? = nil,
-        mac: String? = nil,
-        deviceGroupID: String? = nil,
-        recording: Bool? = nil
-    ) {
-        self.init(
-            eventType: eventType, timestamp: timestamp, orgId: orgId, siteId: siteId, thingName: thingName, derivant: derivant,
-            mac: mac, deviceGroupID: deviceGroupID, value: recording)
-    }
 }

@@ -41,7 +41,7 @@ struct StoreHarness {
     static func presence(_ thing: String, online: Bool, at second: Int) -> DevicePresenceOutput {
         DevicePresenceOutput(
             eventType: "device/presenceChanged", timestamp: "2026-11-26T10:00:\(String(format: "%02d", second))Z", orgId: "o-1",
-            siteId: "g-1", thingName: thing, online: online)
+            siteId: "g-1", thingName: thing, value: online)
     }
 
     static func presenceJSON(_ thing: String, online: Bool, at second: Int) -> String {
