@@ -6,7 +6,8 @@ import Testing
 
 /// A stream that fails for good owes its observers the window from where it may have missed events: its link's loss,
 /// when it failed before it was live again after an outage, else its failure. The restart that gets it live reports
-/// that window as `resumed(gap:)`, the margin before its start included, whatever restarted it.
+/// that window as `resumed(gap:)`, the margin before its start included, whatever restarted it. A run stopped before
+/// it was live again after an outage (a switch's cut-over, a suspension, a restart) owes that outage the same way.
 @Suite("NotifierStateMachine failed streams")
 struct NotifierStateMachineFailedStreamTests {
     typealias Machine = NotifierStateMachine
@@ -19,15 +20,21 @@ struct NotifierStateMachineFailedStreamTests {
     static let lostAt = start.addingTimeInterval(10)
 
     /// Device observed and live on AppSync (run 1), its link lost at ``lostAt`` (reported 2 s later), and back after
-    /// five minutes when `reconnected` (a real transport reports `connected` before its resubscription is refused; the
-    /// review's sketch does not); then its resubscription is refused, 301 s after its link was lost.
-    static func failedAfterOutage(reconnected: Bool) -> Script {
+    /// five minutes when `reconnected` (a real transport reports `connected` before its resubscription is confirmed or
+    /// refused; the review's sketch does not).
+    static func outage(reconnected: Bool) -> Script {
         let script = Script()
         script.given(.observed(.device), .upstreamLive(run(.device, 1)), .transportStateChanged(.connected, transport: 0))
         script.on(
             .transportStateChanged(.reconnecting(attempt: 1, delay: .seconds(1)), transport: 0, lastFailure: "reset", lostAt: lostAt),
             after: 12)
         if reconnected { script.on(.transportStateChanged(.connected, transport: 0), after: 300) } else { script.now += 300 }
+        return script
+    }
+
+    /// ``outage(reconnected:)``, then the device's resubscription is refused, 301 s after its link was lost.
+    static func failedAfterOutage(reconnected: Bool) -> Script {
+        let script = outage(reconnected: reconnected)
         script.on(.upstreamEnded(run(.device, 1), refused), after: 1)
         return script
     }
@@ -52,8 +59,12 @@ struct NotifierStateMachineFailedStreamTests {
         }
     }
 
-    static func startedRun(_ actions: [Machine.Action]) -> Machine.RunID? {
-        actions.lazy.compactMap { if case .startUpstream(let start) = $0, start.upstream == .device { start.run } else { nil } }.first
+    static func startedRun(_ actions: [Machine.Action], _ upstream: Upstream = .device) -> Machine.RunID? {
+        actions.lazy.compactMap { if case .startUpstream(let start) = $0, start.upstream == upstream { start.run } else { nil } }.first
+    }
+
+    static func timerToken(_ timer: Machine.Timer, _ actions: [Machine.Action]) -> Int? {
+        actions.lazy.compactMap { if case .armTimer(timer, let token, _) = $0 { token } else { nil } }.first
     }
 
     static func disconnectToken(_ actions: [Machine.Action]) -> Int? {
@@ -69,6 +80,15 @@ struct NotifierStateMachineFailedStreamTests {
     static func update(_ script: Script, to identity: Machine.Identity = NotifierStateMachineTests.user1) throws -> Machine.RunID {
         let token = try #require(disconnectToken(script.on(.updateRequested(identity, operation: 7), after: 60)))
         return try #require(startedRun(script.on(.disconnected(token: token))))
+    }
+
+    /// Switches to GraphQL a minute later, the device's new run live a second after; returns the cut-over's actions.
+    static func cutOver(_ script: Script, reason: TransportSwitchReason) throws -> [Machine.Action] {
+        let target = NotifierStateMachineTests.graphql
+        let run = try #require(
+            startedRun(script.on(.switchRequested(target: target, reason: reason, onlyFromOtherDialect: false, operation: 7), after: 60)))
+        let settle = try #require(timerToken(.switchSettle, script.on(.upstreamLive(run), after: 1)))
+        return script.on(.timerFired(.switchSettle, token: settle), after: 0.5)
     }
 
     static func resumed(from start: Date, to end: Date, on transport: String = "appsync") -> [Machine.Action] {
@@ -244,16 +264,44 @@ struct NotifierStateMachineFailedStreamTests {
     @Test("a failover that restarts a stream refused after an outage reports its window at the cut-over, on the new transport")
     func switchRestarts() throws {
         let script = Self.failedAfterOutage(reconnected: true)
-        let switching = script.on(
-            .switchRequested(
-                target: NotifierStateMachineTests.graphql, reason: .failover("down"), onlyFromOtherDialect: false, operation: 7),
-            after: 60)
-        let run = try #require(Self.startedRun(switching))
-        let settling = script.on(.upstreamLive(run), after: 1)
-        let settle = try #require(
-            settling.lazy.compactMap { if case .armTimer(.switchSettle, let token, _) = $0 { token } else { nil } }.first)
-        let cutOver = script.on(.timerFired(.switchSettle, token: settle), after: 0.5)
-        let resumed = Self.resumed(from: Self.lostAt, to: script.now, on: "graphql")
-        #expect(cutOver.contains(resumed[0]), "\(cutOver)")
+        let cutOver = try Self.cutOver(script, reason: .failover("down"))
+        #expect(cutOver.contains(Self.resumed(from: Self.lostAt, to: script.now, on: "graphql")[0]), "\(cutOver)")
+    }
+
+    // MARK: Runs stopped before they resumed from an outage
+
+    @Test("a requested switch cutting over a run not resumed from an outage reports its window; the switch's own is empty")
+    func switchBeforeResumed() throws {
+        let script = Self.outage(reconnected: true)
+        let cutOver = try Self.cutOver(script, reason: .requested)
+        #expect(cutOver.contains(Self.resumed(from: Self.lostAt, to: script.now, on: "graphql")[0]), "\(cutOver)")
+        // The stream reported its outage: the switch over a connected transport adds no window of its own.
+        let empty = GapWindow(start: script.now, end: script.now)
+        let switched = script.on(.disconnected(token: try #require(Self.disconnectToken(cutOver))), after: 0.5)
+        #expect(switched.contains(.emit(.transportSwitched(from: "appsync", to: "graphql", gap: empty, reason: .requested))))
+    }
+
+    @Test("suspended while cut off by an outage: the foreground's window starts at the loss, not the suspension", arguments: [false, true])
+    func suspendedDuringOutage(reconnected: Bool) throws {
+        let script = Self.outage(reconnected: reconnected)
+        let grace = try #require(Self.timerToken(.backgroundGrace, script.on(.enteredBackground)))
+        let suspending = script.on(.timerFired(.backgroundGrace, token: grace), after: 30)
+        script.on(.disconnected(token: try #require(Self.disconnectToken(suspending))))
+        let run = try Self.foreground(script)
+        #expect(script.on(.upstreamLive(run), after: 1) == Self.resumed(from: Self.lostAt, to: script.now))
+    }
+
+    @Test(
+        "stalled streams restarted during an outage: the same identity reports the window a stopped run owed, another is live",
+        arguments: [NotifierStateMachineTests.user1, NotifierStateMachineTests.user2])
+    func restartedDuringOutage(as identity: Machine.Identity) throws {
+        let script = Self.outage(reconnected: true)
+        // Role, observed after the outage, is refused before it is live: the streams stalled, so an update restarts them.
+        let role = try #require(Self.startedRun(script.on(.observed(.role)), .role))
+        script.on(.upstreamEnded(role, Self.refused), after: 1)
+        let run = try Self.update(script, to: identity)
+        let live = script.on(.upstreamLive(run), after: 1)
+        let owed = identity == NotifierStateMachineTests.user1 ? Self.resumed(from: Self.lostAt, to: script.now) : nil
+        #expect(live == owed ?? [.emit(.live(stream: "device", transport: "appsync"))], "\(live)")
     }
 }

@@ -139,10 +139,12 @@ struct NotifierStateMachine: Sendable {
         return Run(id: RunID(upstream: upstream, serial: serial), transport: transport)
     }
 
-    /// Stops every delivering run (observers keep their streams).
+    /// Stops every delivering run (observers keep their streams); a run cut off by an outage still owes it.
     private mutating func stopUpstreams() {
         for upstream in Upstream.allCases {
-            if let run = runs.removeValue(forKey: upstream) { act(.stopUpstream(run.id)) }
+            guard let run = runs.removeValue(forKey: upstream) else { continue }
+            oweOutage(of: run)
+            act(.stopUpstream(run.id))
         }
     }
 
@@ -188,9 +190,10 @@ struct NotifierStateMachine: Sendable {
         case .sessionExpired, .signedOut:
             // One report per episode, however many upstreams end; the rest stop too until the app calls update.
             guard case .current(let identity) = session else { return }
-            // A run not live again since its link was lost owes that outage (the same identity restarted reports it);
-            // the others' window starts at the expiry, which the app hears of.
-            for interrupted in [run] + runs.values { oweOutage(of: interrupted) }
+            // A run not live again since its link was lost owes that outage, the ended one here and the others in
+            // stopUpstreams (the same identity restarted reports it); any other window starts at the expiry, which the
+            // app hears of.
+            oweOutage(of: run)
             session = .ended(identity)
             stopUpstreams()
             // The new transport would be refused the same way: give the switch up.
@@ -212,6 +215,8 @@ struct NotifierStateMachine: Sendable {
             start(queued, now: now)
         } else {
             queue.append(queued)
+            // Another identity does not wait for a switch still preparing: its old and new runs deliver this identity's events.
+            if case .update(let new, _) = queued, new != identity { abandonSwitch(new.userId == nil ? .signedOut : .disconnected) }
         }
     }
 
@@ -472,8 +477,8 @@ struct NotifierStateMachine: Sendable {
         act(.cutOver(switch: change.id))
         stopUpstreams()
         runs = change.prepared
-        // The new runs went live inside the switch: the windows their streams owe since a suspension are reported now
-        // (the old runs that owed them are gone).
+        // The new runs went live inside the switch: the windows their streams owe (since a suspension, a failure, or the
+        // outage an old run had not resumed from) are reported now, on the new transport.
         for upstream in Upstream.allCases where runs[upstream]?.live == true {
             _ = reportResumeGap(of: upstream, on: change.target, now: now)
         }
