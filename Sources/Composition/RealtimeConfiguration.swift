@@ -95,7 +95,8 @@ public struct RealtimeConfiguration: Sendable, Equatable, Codable {
         /// Fail over when the active transport has not been connected for this many seconds.
         public var unhealthyAfterSeconds: Double = 60
         /// ...or when it lost an established connection (and reconnected) this many times within
-        /// ``failureWindowSeconds``. Failed attempts within one outage count toward ``unhealthyAfterSeconds`` instead.
+        /// ``failureWindowSeconds``. Failed attempts within one outage count toward ``unhealthyAfterSeconds`` instead;
+        /// losses while the device has no network do not count.
         public var maxFailures = 5
         /// The window for ``maxFailures``, in seconds.
         public var failureWindowSeconds: Double = 120

@@ -111,7 +111,7 @@ package enum RealtimeSettingsTable {
         .integer(
             "failover.maxFailures", \.failover.maxFailures, environment: "VORTEX_REALTIME_FAILOVER_MAX_FAILURES", minimum: 1,
             doc:
-                "...or when it lost an established connection (and reconnected) this many times within `failureWindowSeconds`. Failed attempts within one outage count toward `unhealthyAfterSeconds` instead."
+                "...or when it lost an established connection (and reconnected) this many times within `failureWindowSeconds`. Failed attempts within one outage count toward `unhealthyAfterSeconds` instead; losses while the device has no network do not count."
         ),
         .seconds(
             "failover.failureWindowSeconds", \.failover.failureWindowSeconds, environment: "VORTEX_REALTIME_FAILOVER_WINDOW",

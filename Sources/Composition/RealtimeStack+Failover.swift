@@ -19,6 +19,8 @@ struct FailoverRun: Sendable {
     let phase: FailbackPhase
     /// A new, unconnected transport of a kind (the stack's ``TransportFactory/make(_:)``).
     let makeTransport: @Sendable (RealtimeConfiguration.TransportKind) throws -> any RealtimeTransport
+    /// The device's network path (the stack's ``TransportFactory/networkPathMonitor``); `nil`: always usable.
+    let pathMonitor: (any NetworkPathMonitor)?
     let clock: any Clock<Duration>
     let wallClock: WallClock
     let logger: Logger
@@ -120,6 +122,13 @@ struct FailoverRun: Sendable {
                 }
                 verdict.yield(nil)  // the notifier was shut down
             }
+            if let pathMonitor {
+                group.addTask {
+                    // Without a network the transport makes no attempts and only waits for it: not unhealthy. The
+                    // deadline waits too, and gives the transport a whole window once the network is back.
+                    for await path in pathMonitor.paths() { deadline.hold(!path.isSatisfied) }
+                }
+            }
             group.addTask {
                 var losses: [Date] = []
                 var wasConnected = false
@@ -132,9 +141,9 @@ struct FailoverRun: Sendable {
                         wasConnected = false
                         deadline.disarm()
                     case .connecting, .reconnecting:
-                        // A failure is an established connection lost; failed attempts within one outage count
-                        // toward `unhealthyAfterSeconds` instead.
-                        if case .reconnecting = state, wasConnected {
+                        // A failure is an established connection lost (not to a lost network); failed attempts within
+                        // one outage count toward `unhealthyAfterSeconds` instead.
+                        if case .reconnecting = state, wasConnected, !deadline.isHeld {
                             let now = wallClock.now()
                             losses = losses.filter { now.timeIntervalSince($0) <= settings.failureWindowSeconds } + [now]
                             if losses.count >= settings.maxFailures {

@@ -77,7 +77,8 @@ public actor RealtimeStack {
     /// serialises them with its other operations, and decides whether the transport is already `kind` when this
     /// switch's turn comes: a switch asked for while a failover or failback is under way runs after it).
     /// - Throws: ``ConfigurationError`` when `kind` is not configured, or the switch's failure (the new transport did
-    ///   not get live within `switchTimeoutSeconds`); the old transport then stays in use.
+    ///   not get live within `switchTimeoutSeconds`, or an `update(userId:organizationId:)` to another identity gave
+    ///   it up: `disconnected`, `signedOut` for a sign-out); the old transport then stays in use.
     public func switchTransport(to kind: RealtimeConfiguration.TransportKind) async throws {
         // The failover watch follows the transport in use: it was watching (or probing to fail back to) the one the app
         // switched away from, and would never have failed over from this one. A switch to the transport failed over to
@@ -110,7 +111,8 @@ public actor RealtimeStack {
     var failoverRun: FailoverRun {
         FailoverRun(
             notifier: notifier, settings: configuration.failover, preferred: configuration.transport, phase: failbackPhase,
-            makeTransport: { [factory] kind in try factory.make(kind) }, clock: clock, wallClock: wallClock, logger: logger)
+            makeTransport: { [factory] kind in try factory.make(kind) }, pathMonitor: factory.networkPathMonitor, clock: clock,
+            wallClock: wallClock, logger: logger)
     }
 
     /// Stops failover monitoring and shuts the notifier down: every upstream stops, the transports are disconnected,
