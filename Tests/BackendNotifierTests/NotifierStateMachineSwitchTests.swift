@@ -140,17 +140,17 @@ extension NotifierStateMachineTests {
     func updateDuringSwitch() {
         let script = Self.liveOnAppSync()
         script.given(.switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1))
-        // The new runs subscribed with the old identity: they stop now, the old ones when the update starts.
+        // Old and new runs subscribed with the old identity: they all stop now.
         let abandoned = Machine.LogEntry.warning("transport switch abandoned", ["to": "graphql", "error": "\(RealtimeError.disconnected)"])
         #expect(
             script.on(.updateRequested(Self.user2, operation: 2)) == [
-                .cancelTimer(.switchTimeout), .stopUpstream(Self.run(.role, 5)), .stopUpstream(Self.run(.revoke, 6)),
-                .endOverlap(switch: 4), .log(abandoned), .disconnect(transport: 1, token: 8),
+                .stopUpstream(Self.run(.role, 1)), .stopUpstream(Self.run(.revoke, 3)), .cancelTimer(.switchTimeout),
+                .stopUpstream(Self.run(.role, 5)), .stopUpstream(Self.run(.revoke, 6)), .endOverlap(switch: 4), .log(abandoned),
+                .disconnect(transport: 1, token: 8),
             ])
         #expect(
             script.on(.disconnected(token: 8)) == [
-                .forgetTransport(1), .failOperation(1, .disconnected), .stopUpstream(Self.run(.role, 1)),
-                .stopUpstream(Self.run(.revoke, 3)), .disconnect(transport: 0, token: 9),
+                .forgetTransport(1), .failOperation(1, .disconnected), .disconnect(transport: 0, token: 9),
             ])
         #expect(script.machine.identity == Self.user2)
         #expect(
@@ -165,6 +165,71 @@ extension NotifierStateMachineTests {
         #expect(signingOut.on(.disconnected(token: 8)).prefix(2) == [.forgetTransport(1), .failOperation(1, .signedOut)])
     }
 
+    @Test("updates go ahead of queued switches, in their own order")
+    func updateGoesAheadOfQueuedSwitches() {
+        let script = Self.liveOnAppSync()
+        let switches = [(Self.graphql, 1), (Self.appsyncAgain, 2), (Self.graphql, 4)].map { target, operation in
+            Machine.Event.switchRequested(target: target, reason: .failback, onlyFromOtherDialect: false, operation: operation)
+        }
+        script.given(
+            switches[0], switches[1], .updateRequested(Self.user2, operation: 3), switches[2],
+            .updateRequested(Self.user1, operation: 5), .updateRequested(Self.user1, operation: 6),
+            .updateRequested(Self.user2, operation: 7))
+        #expect(
+            script.machine.queue == [
+                .update(Self.user2, operation: 3), .update(Self.user1, operation: 5), .update(Self.user1, operation: 6),
+                .update(Self.user2, operation: 7),
+                .switchTransport(Self.appsyncAgain, .failback, onlyFromOtherDialect: false, operation: 2),
+                .switchTransport(Self.graphql, .failback, onlyFromOtherDialect: false, operation: 4),
+            ])
+    }
+
+    @Test("a switch queued behind a given-up one prepares with the identity of the update that gave it up")
+    func queuedSwitchAfterUpdate() {
+        let script = Self.liveOnAppSync()
+        script.given(
+            .switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1),
+            .switchRequested(target: Self.appsyncAgain, reason: .failback, onlyFromOtherDialect: false, operation: 2),
+            .updateRequested(Self.user2, operation: 3))
+        // The update runs first: the queued switch would have prepared with user 1's identity.
+        #expect(
+            script.on(.disconnected(token: 8)) == [
+                .forgetTransport(1), .failOperation(1, .disconnected), .disconnect(transport: 0, token: 9),
+            ])
+        let actions = script.on(.disconnected(token: 9))
+        let starts = actions.compactMap { if case .startUpstream(let start) = $0 { start } else { nil } }
+        #expect(actions.first == .completeOperation(3))
+        #expect(starts.map(\.transport) == [Self.appsync, Self.appsync, Self.appsyncAgain, Self.appsyncAgain])
+        #expect(starts.allSatisfy { $0.identity == Self.user2 })
+    }
+
+    @Test("nothing starts with an identity about to be replaced: a stream that failed during a given-up switch waits for the update")
+    func failedStreamWaitsForUpdate() {
+        let script = Self.liveOnAppSync()
+        script.given(
+            .switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1),
+            .upstreamEnded(Self.run(.revoke, 3), .graphQLErrors("[]")), .updateRequested(Self.user2, operation: 2))
+        #expect(
+            script.on(.disconnected(token: 8)) == [
+                .forgetTransport(1), .failOperation(1, .disconnected), .disconnect(transport: 0, token: 9),
+            ])
+        #expect(
+            script.on(.disconnected(token: 9)) == [
+                .completeOperation(2), Self.start(.role, 10, as: Self.user2), Self.start(.revoke, 11, as: Self.user2),
+            ])
+        // Nor when a resumption is queued ahead of the update.
+        let resuming = Self.liveOnAppSync()
+        resuming.given(
+            .switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1),
+            .upstreamEnded(Self.run(.revoke, 3), .graphQLErrors("[]")), .enteredForeground(operation: 2),
+            .updateRequested(Self.user2, operation: 3))
+        #expect(
+            resuming.on(.disconnected(token: 8)) == [
+                .forgetTransport(1), .failOperation(1, .disconnected), .verifyConnection(transport: 0), .completeOperation(2),
+                .disconnect(transport: 0, token: 9),
+            ])
+    }
+
     @Test("an update with the same identity during a switch waits for it")
     func sameIdentityDuringSwitch() {
         let script = Self.liveOnAppSync()
@@ -175,19 +240,24 @@ extension NotifierStateMachineTests {
         #expect(script.on(.disconnected(token: 11)).suffix(2) == [.completeOperation(1), .completeOperation(2)])
     }
 
-    @Test("an update during the cut-over waits for it; it then uses the new identity on the new transport")
+    @Test("an update during the cut-over waits for it, its runs stopped at once; it then uses the new identity on the new transport")
     func updateDuringCutOver() {
         let script = Self.liveOnAppSync()
         script.given(
             .switchRequested(target: Self.graphql, reason: .requested, onlyFromOtherDialect: false, operation: 1),
             .upstreamLive(Self.run(.role, 5)), .upstreamLive(Self.run(.revoke, 6)), .timerFired(.switchSettle, token: 8))
-        #expect(script.on(.updateRequested(Self.user2, operation: 2)) == [])
+        // The new runs delivered the old identity's events: they stop now, not after the cut-over.
+        #expect(
+            script.on(.updateRequested(Self.user2, operation: 2)) == [
+                .stopUpstream(Self.run(.role, 5)), .stopUpstream(Self.run(.revoke, 6)), .publishState(.offline),
+                .cancelTimer(.networkError),
+            ])
         #expect(script.machine.identity == Self.user1)
         let actions = script.on(.disconnected(token: 11))
         #expect(
-            Array(actions.suffix(7)) == [
-                .cancelTimer(.overlapEnd), .endOverlap(switch: 4), .stopUpstream(Self.run(.role, 5)), .stopUpstream(Self.run(.revoke, 6)),
-                .publishState(.offline), .cancelTimer(.networkError), .disconnect(transport: 1, token: 12),
+            Array(actions.suffix(5)) == [
+                .forgetTransport(0), .completeOperation(1), .cancelTimer(.overlapEnd), .endOverlap(switch: 4),
+                .disconnect(transport: 1, token: 12),
             ])
         #expect(script.machine.identity == Self.user2)
         #expect(

@@ -228,12 +228,9 @@ struct NotifierStateMachineTests {
         script.given(.updateRequested(Self.user2, operation: 1))
         #expect(script.on(.updateRequested(Self.user1, operation: 2)) == [])
         #expect(script.machine.waitingOperations == 1)
-        #expect(
-            script.on(.disconnected(token: 3)) == [
-                .completeOperation(1), Self.start(.role, 4, as: Self.user2), .publishState(.connecting), Self.networkTimer(5),
-                .stopUpstream(Self.run(.role, 4)), .publishState(.offline), .cancelTimer(.networkError),
-                .disconnect(transport: 0, token: 6),
-            ])
+        // Nothing starts as user 2 in between: the next update starts what observers ask for.
+        #expect(script.on(.disconnected(token: 3)) == [.completeOperation(1), .disconnect(transport: 0, token: 4)])
+        #expect(script.on(.disconnected(token: 4)).contains(Self.start(.role, 5)))
         #expect(script.machine.waitingOperations == 0)
     }
 

@@ -48,6 +48,10 @@ extension NotifierStateMachine {
         case switchTransport(TransportRef, TransportSwitchReason, onlyFromOtherDialect: Bool, operation: Int)
         case suspend
         case resume(operation: Int)
+
+        /// The identity an update asks for; `nil` for the other operations.
+        var identity: Identity? { if case .update(let identity, _) = self { identity } else { nil } }
+        var isSwitch: Bool { if case .switchTransport = self { true } else { false } }
     }
 
     /// The operation running.

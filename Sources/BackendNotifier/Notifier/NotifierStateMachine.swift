@@ -10,9 +10,10 @@ import SubscriberCore
 ///
 /// What it guarantees, visible in one place:
 /// - **One operation at a time.** Identity updates, switches, suspension and resumption run one after the other, in
-///   arrival order (``operation`` and ``queue``); each completes when its effect is complete (a disconnect finished,
-///   a cut-over done). An observer arriving during one starts when it ends, with the identity and transport it
-///   leaves behind.
+///   arrival order (``operation`` and ``queue``), except that an update to another identity goes ahead of the
+///   switches queued after the last update; each completes when its effect is complete (a disconnect finished, a
+///   cut-over done). An observer arriving during one starts when it ends, with the identity and transport it leaves
+///   behind.
 /// - **The identity is assigned before anything is disconnected**, and runs start only from the current identity and
 ///   outside operations, so no upstream ever subscribes with another identity than the current one.
 /// - **One `sessionExpired`/`signedOut` per episode**, however many upstreams end with it; every upstream stays down
@@ -213,10 +214,16 @@ struct NotifierStateMachine: Sendable {
     private mutating func request(_ queued: Queued, now: Date) {
         if operation == .none {
             start(queued, now: now)
+        } else if let new = queued.identity {
+            // Updates go ahead of queued switches, which would otherwise prepare with the identity being replaced.
+            queue.insert(queued, at: queue.firstIndex { $0.isSwitch } ?? queue.endIndex)
+            guard new != identity else { return }
+            // Another identity: nothing delivers this one's events from now on, and a switch still preparing is given up.
+            stopUpstreams()
+            abandonSwitch(new.userId == nil ? .signedOut : .disconnected)
+            refreshState(now: now)
         } else {
             queue.append(queued)
-            // Another identity does not wait for a switch still preparing: its old and new runs deliver this identity's events.
-            if case .update(let new, _) = queued, new != identity { abandonSwitch(new.userId == nil ? .signedOut : .disconnected) }
         }
     }
 
@@ -230,10 +237,11 @@ struct NotifierStateMachine: Sendable {
         }
     }
 
-    /// The operation is over: start what observers asked for meanwhile, then the next operation.
+    /// The operation is over: start what observers asked for meanwhile (unless another identity is queued: its update
+    /// starts it), then the next operation.
     private mutating func finishOperation(now: Date) {
         operation = .none
-        startDemanded(now: now)
+        if queue.allSatisfy({ ($0.identity ?? identity) == identity }) { startDemanded(now: now) }
         while operation == .none, !queue.isEmpty {
             start(queue.removeFirst(), now: now)
         }
