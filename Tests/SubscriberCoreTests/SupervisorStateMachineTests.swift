@@ -398,7 +398,7 @@ struct SupervisorStateMachineTests {
 
     // MARK: The foreground probe
 
-    @Test("verifyConnection probes the open links; while backing off it also reconnects at once; without a network it only probes")
+    @Test("verifyConnection probes the open links; while backing off, or waiting for a network, it also reconnects at once")
     func verifyConnection() {
         var linked = Self.linked()
         #expect(linked.verifyConnection(wantsConnection: true) == [.probeOpenLinks(because: .verifyConnection)])
@@ -414,7 +414,20 @@ struct SupervisorStateMachineTests {
         var offline = Self.backingOff()
         _ = offline.pathChanged(to: Self.wifi, wantsConnection: true)
         _ = offline.pathChanged(to: .unsatisfied, wantsConnection: true)
-        #expect(offline.verifyConnection(wantsConnection: true) == [.probeOpenLinks(because: .verifyConnection)])
+        // Once: the path read after a resume can be stale. Failing without a network, it waits for the network again.
+        #expect(
+            offline.verifyConnection(wantsConnection: true)
+                == [
+                    .probeOpenLinks(because: .verifyConnection), .skipWait(because: .verifyConnection), .report(.connecting),
+                    .startLink(id: 1, role: .primary, forceRefresh: false),
+                ])
+        #expect(
+            offline.linkEnded(loss: Self.retryable, acknowledged: false, wantsConnection: true)
+                == [.report(.reconnecting(attempt: 2, delay: .seconds(2))), .waitForNetwork(reconnecting: true)])
         #expect(offline.state == .waitingForPath)
+        #expect(
+            offline.verifyConnection(wantsConnection: false) == [
+                .probeOpenLinks(because: .verifyConnection), .skipWait(because: .verifyConnection), .report(.idle),
+            ])
     }
 }

@@ -92,12 +92,14 @@ package struct SupervisorStateMachine: Sendable {
         return [.startLink(id: takeLinkID(), role: .successor, forceRefresh: bookkeeping.forceRefresh)]
     }
 
-    /// The app asks that the connection be verified (foreground): probe the open links, and stop waiting to reconnect
-    /// when the network is there.
+    /// The app asks that the connection be verified (foreground): probe the open links, and stop waiting to reconnect,
+    /// once, even without a network path. The path read after the app's process resumes can be stale, with no update
+    /// coming (WebKit PR #60909 gates its tasks on a fresh path, with a timeout for the update that does not come), and
+    /// a monitor can read unsatisfied while there is a network (netbirdio/ios-client #42: a Wi-Fi–cellular swap). An
+    /// attempt that fails without a network waits for it again.
     package mutating func verifyConnection(wantsConnection: Bool) -> [Action] {
         guard state != .stopped else { return [] }
-        let probe = [Action.probeOpenLinks(because: .verifyConnection)]
-        return pathSatisfied ? probe + skipWait(.verifyConnection, wantsConnection) : probe
+        return [.probeOpenLinks(because: .verifyConnection)] + skipWait(.verifyConnection, wantsConnection, evenWithoutPath: true)
     }
 
     /// The network path monitor reported `new`.
@@ -198,12 +200,12 @@ package struct SupervisorStateMachine: Sendable {
         }
     }
 
-    private mutating func connectIfWanted(_ wantsConnection: Bool) -> [Action] {
+    private mutating func connectIfWanted(_ wantsConnection: Bool, evenWithoutPath: Bool = false) -> [Action] {
         guard wantsConnection else {
             state = .idle
             return [.report(.idle)]
         }
-        guard pathSatisfied else {
+        guard pathSatisfied || evenWithoutPath else {
             defer { state = .waitingForPath }
             return state == .waitingForPath ? [] : [.waitForNetwork(reconnecting: false)]
         }
@@ -212,12 +214,12 @@ package struct SupervisorStateMachine: Sendable {
     }
 
     /// A supervisor waiting to reconnect (backing off, or for the network) connects now; otherwise nothing.
-    private mutating func skipWait(_ reason: Reason, _ wantsConnection: Bool) -> [Action] {
+    private mutating func skipWait(_ reason: Reason, _ wantsConnection: Bool, evenWithoutPath: Bool = false) -> [Action] {
         switch state {
         case .backingOff(let id):
             return [.cancelBackoff(id: id), .skipWait(because: reason)] + connectIfWanted(wantsConnection)
         case .waitingForPath:
-            return [.skipWait(because: reason)] + connectIfWanted(wantsConnection)
+            return [.skipWait(because: reason)] + connectIfWanted(wantsConnection, evenWithoutPath: evenWithoutPath)
         case .idle, .linked, .stopped:
             return []
         }
