@@ -21,13 +21,18 @@ import FoundationNetworking
 /// reports the task's end but never completes the pending receive (WebKit PR #28392, rdar://110487778), and a
 /// `cancel()` of the ended task is not documented to. So `receive()` asks the task through its completion handler and
 /// returns on whichever comes first: that handler, the task's end (then at most a grace of 250 ms more for the handler,
-/// `defaultReceiveGrace`), or a drop or abort of its own.
+/// `defaultReceiveGrace`), or a drop or abort of its own. Nor can a send count on its handler (moozzyk/SignalR-Client-Swift
+/// #226: with the network gone, "not at all"): it returns on the first of that handler, the task's end (it then throws,
+/// and a send after the end is not asked of the task at all), or a drop or abort of its own.
 final class URLSessionWebSocketConnection: WebSocketConnection {
     private enum End: Sendable {
         case remote
         case local(WebSocketCloseInfo)
         case aborted
     }
+
+    /// A send asked of the task: its handler's answer, or `notConnected` once the task ended or was dropped.
+    private typealias PendingSend = OneShotSignal<Result<Void, any Error>>
 
     private struct State {
         var end: End?
@@ -40,6 +45,9 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
         var pending: PendingReceive?
         /// The last receive asked of the task: at the scope's end, one the task never answered is dropped.
         var last: PendingReceive?
+        /// The sends waiting now, released by the task's end or a drop: the task may never answer them.
+        var sends: [Int: PendingSend] = [:]
+        var nextSend = 0
     }
 
     /// How long a receive still waits for the task's answer once the task's end is known. Apple documents no order
@@ -72,14 +80,16 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
     /// Whether the task's end was reported to the connection.
     var taskHasEnded: Bool { state.withLock { $0.taskEnded } }
 
-    /// Records how the task ended (its `completion()`), and releases a pending receive the task may never answer.
+    /// Records how the task ended (its `completion()`), and releases a pending receive and the pending sends the task
+    /// may never answer.
     func taskEnded(_ info: WebSocketCloseInfo) {
         completed.fire(info)
-        let pending = state.withLock { state -> PendingReceive? in
+        let (pending, sends) = state.withLock { state -> (PendingReceive?, [PendingSend]) in
             state.taskEnded = true
-            return state.pending
+            return (state.pending, Array(state.sends.values))
         }
         pending?.taskEnded()
+        for send in sends { send.fire(.failure(WebSocketSeamError.notConnected)) }
     }
 
     func receive() async throws -> WebSocketMessage? {
@@ -123,18 +133,27 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
     }
 
     func send(_ message: WebSocketMessage) async throws {
-        guard state.withLock({ $0.end == nil }) else { throw WebSocketSeamError.notConnected }
-        do {
-            try await withTaskCancellationHandler {
-                try await task.send(message)
-            } onCancel: {
-                closeAndDrop()
-            }
-        } catch {
-            if Task.isCancelled { throw CancellationError() }
-            logger.debug("WebSocket send failed", metadata: ["ws.error": "\(describeWithoutRequest(error))"])
-            throw WebSocketSeamError.notConnected
+        let pending = PendingSend()
+        let id = try state.withLock { state -> Int in
+            // An ended task may never answer a send: none is asked of it.
+            guard state.end == nil, !state.taskEnded else { throw WebSocketSeamError.notConnected }
+            defer { state.nextSend += 1 }
+            state.sends[state.nextSend] = pending
+            return state.nextSend
         }
+        let outcome = await withTaskCancellationHandler {
+            task.send(message) { error in pending.fire(error.map { .failure($0) } ?? .success(())) }
+            return await pending.wait()
+        } onCancel: {
+            closeAndDrop()
+        }
+        state.withLock { _ = $0.sends.removeValue(forKey: id) }
+        if case .success? = outcome { return }
+        if Task.isCancelled { throw CancellationError() }
+        if case .failure(let error)? = outcome {
+            logger.debug("WebSocket send failed", metadata: ["ws.error": "\(describeWithoutRequest(error))"])
+        }
+        throw WebSocketSeamError.notConnected
     }
 
     /// Sends the close frame, then waits at most the close timeout (less if the caller is cancelled) for the task to
@@ -186,16 +205,17 @@ final class URLSessionWebSocketConnection: WebSocketConnection {
         drop()
     }
 
-    /// Cancels the URLSession task (at most once): a pending `receive()` returns at once, whether or not the task ever
-    /// answers it, a pending `send(_:)` ends, and the task reports its end (`urlSession(_:task:didCompleteWithError:)`).
+    /// Cancels the URLSession task (at most once): a pending `receive()` or `send(_:)` returns at once, whether or not
+    /// the task ever answers it, and the task reports its end (`urlSession(_:task:didCompleteWithError:)`).
     private func drop() {
-        let (first, pending) = state.withLock { state -> (Bool, PendingReceive?) in
+        let (first, pending, sends) = state.withLock { state -> (Bool, PendingReceive?, [PendingSend]) in
             if state.end == nil { state.end = .aborted }
             defer { state.dropped = true }
-            return (!state.dropped, state.pending)
+            return (!state.dropped, state.pending, Array(state.sends.values))
         }
         if first { task.cancel() }
         pending?.dropped()
+        for send in sends { send.fire(.failure(WebSocketSeamError.notConnected)) }
     }
 
     /// Ends the connection when the scope's closure has returned (a close with 1000 unless it closed or was dropped, at

@@ -34,7 +34,9 @@ import FoundationNetworking
 /// once and the task stays open, so the close that follows still sends its code (`cancel()` would send a close frame
 /// without one); a cancelled caller of `send(_:)` sends the close frame with 1000 and drops the task. A receive is asked through ``WebSocketTask/receive(completionHandler:)`` and also
 /// ends at the task's end, since CFNetwork does not complete a pending receive when the connection fails without a close
-/// frame (WebKit PR #28392); a message handed over just after the end is still taken for a quarter of a second. ``WebSocketConnection/close(code:reason:)`` sends the close frame and waits at most
+/// frame (WebKit PR #28392); a message handed over just after the end is still taken for a quarter of a second. A send
+/// is asked through ``WebSocketTask/send(_:completionHandler:)`` and throws at the task's end, for the same reason
+/// (moozzyk/SignalR-Client-Swift #226); after the end it throws at once. ``WebSocketConnection/close(code:reason:)`` sends the close frame and waits at most
 /// ``closeTimeout`` for the task to end before dropping it; when the scope's closure returns, a connection it neither
 /// closed nor aborted is closed the same way. ``WebSocketConnection/abort()`` drops the task at once and nothing is
 /// awaited. A caller cancelled while the upgrade is pending gets `CancellationError` at once, even from a task that
@@ -78,18 +80,36 @@ public struct URLSessionWebSocketConnector: WebSocketConnector {
     /// How long a receive waits for the task's answer after the task's end (tests lengthen it to rule out timing).
     var receiveGraceAfterEnd = URLSessionWebSocketConnection.defaultReceiveGrace
 
+    /// The session configuration each connection gets unless ``makeSessionConfiguration`` says otherwise: a new
+    /// ephemeral one with no cookie storage, no cookies set on the upgrade, no credential storage and no cache. A
+    /// `URLSessionWebSocketTask` attaches the session's cookies to its handshake, stores the server's `Set-Cookie` and
+    /// calls the authentication delegate methods (Apple's `URLSessionWebSocketTask` overview); the transports carry
+    /// their own authorization, and nothing of the app's HTTP state should ride on the upgrade or be kept from it.
+    public static func defaultSessionConfiguration() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.urlCredentialStorage = nil
+        configuration.urlCache = nil
+        return configuration
+    }
+
     /// Creates a connector.
     ///
     /// - Parameters:
     ///   - maxMessageSize: The largest message accepted from the server, in bytes (default tasks only).
     ///   - closeTimeout: How long the end of a scope waits for the closing handshake.
-    ///   - makeSessionConfiguration: Makes the session configuration for each connection (default `.default`).
+    ///   - makeSessionConfiguration: Makes the session configuration for each connection (default
+    ///     ``defaultSessionConfiguration()``: ephemeral, no cookies, credentials or cache). The connector adds the
+    ///     request's headers to a copy, so a shared instance may be returned.
     ///   - logger: The logger for connection events.
     ///   - makeTask: Makes the task for each connection; `nil` (the default) for a `URLSessionWebSocketTask`.
     public init(
         maxMessageSize: Int = URLSessionWebSocketConnector.defaultMaxMessageSize,
         closeTimeout: Duration = .seconds(1),
-        makeSessionConfiguration: @escaping @Sendable () -> URLSessionConfiguration = { .default },
+        makeSessionConfiguration: @escaping @Sendable () -> URLSessionConfiguration = {
+            URLSessionWebSocketConnector.defaultSessionConfiguration()
+        },
         logger: Logger = Logger(label: "vortex.websocket"),
         makeTask: (@Sendable (WebSocketRequest) -> any WebSocketTask)? = nil
     ) {

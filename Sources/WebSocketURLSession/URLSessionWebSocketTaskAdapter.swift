@@ -17,15 +17,17 @@ import FoundationNetworking
 /// `@unchecked Sendable`: `URLSessionWebSocketTask` is documented as thread-safe but not annotated `Sendable` in
 /// every SDK; this class has no mutable state of its own.
 final class URLSessionWebSocketTaskAdapter: WebSocketTask, @unchecked Sendable {
-    private let session: URLSession
+    let session: URLSession
     private let task: URLSessionWebSocketTask
     private let bridge: URLSessionWebSocketDelegateBridge
 
     /// Makes the task for `request` in a session of its own: the subprotocols are offered through
     /// `webSocketTask(with:protocols:)`, so `didOpenWithProtocol` reports the server's choice (it reports `nil` for a
     /// task that advertised none, and a hand-set `Sec-WebSocket-Protocol` header is not advertising), and the request's
-    /// headers become the session's `httpAdditionalHeaders`.
-    init(request: WebSocketRequest, configuration: URLSessionConfiguration, maxMessageSize: Int) {
+    /// headers become the session's `httpAdditionalHeaders`, on a copy of `configuration`: the app may hand the same
+    /// instance to every connection, and one connection's headers (credentials) must not ride on the next.
+    init(request: WebSocketRequest, configuration shared: URLSessionConfiguration, maxMessageSize: Int) {
+        let configuration = shared.copy() as? URLSessionConfiguration ?? shared
         configuration.httpAdditionalHeaders = Self.additionalHeaders(request.headers, over: configuration.httpAdditionalHeaders)
         bridge = URLSessionWebSocketDelegateBridge()
         session = URLSession(configuration: configuration, delegate: bridge, delegateQueue: nil)
@@ -59,6 +61,13 @@ final class URLSessionWebSocketTaskAdapter: WebSocketTask, @unchecked Sendable {
         switch message {
         case .text(let text): try await task.send(.string(text))
         case .binary(let data): try await task.send(.data(data))
+        }
+    }
+
+    func send(_ message: WebSocketMessage, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        switch message {
+        case .text(let text): task.send(.string(text), completionHandler: completionHandler)
+        case .binary(let data): task.send(.data(data), completionHandler: completionHandler)
         }
     }
 

@@ -12,15 +12,15 @@ import FoundationNetworking
 /// `URLSessionWebSocketTask` the connector uses, so tests can play the server with a mock task (the pattern of
 /// Apollo iOS's `WebSocketTask` and `MockWebSocketTask`).
 ///
-/// The connector calls ``resume()`` once, then ``send(_:)`` and ``receive(completionHandler:)`` while the connection
-/// is open, and ends it with ``cancel(with:reason:)`` (closing handshake) or ``cancel()`` (drop). It awaits
-/// ``completion()`` from a task of its own, and never for longer than its close timeout.
+/// The connector calls ``resume()`` once, then ``send(_:completionHandler:)`` and ``receive(completionHandler:)``
+/// while the connection is open, and ends it with ``cancel(with:reason:)`` (closing handshake) or ``cancel()`` (drop).
+/// It awaits ``completion()`` from a task of its own, and never for longer than its close timeout.
 ///
 /// The connector assumes no more than `URLSessionWebSocketTask` promises: its async methods may ignore Swift
-/// cancellation (they bridge completion handlers), a close frame may never be answered, only ``cancel()`` is sure to
-/// end a pending ``send(_:)``, and a receive may never be answered at all once the connection failed without a close
-/// frame (WebKit PR #28392). Every wait the connector makes is bounded by a ``cancel()`` of its own or by the task's
-/// end.
+/// cancellation (they bridge completion handlers), a close frame may never be answered, and a send or a receive may
+/// never be answered at all once the connection failed without a close frame (WebKit PR #28392,
+/// moozzyk/SignalR-Client-Swift #226), not even after ``cancel()``. Every wait the connector makes is bounded by a
+/// ``cancel()`` of its own or by the task's end.
 public protocol WebSocketTask: Sendable {
     /// Starts the task and waits for the server's answer to the upgrade request.
     ///
@@ -31,7 +31,20 @@ public protocol WebSocketTask: Sendable {
     func resume() async throws -> String?
 
     /// Sends one message. Throws once the task is closing or has ended. It may ignore Swift cancellation.
+    /// The connector sends through ``send(_:completionHandler:)``, whose default implementation calls this.
     func send(_ message: WebSocketMessage) async throws
+
+    /// Sends one message and reports to `completionHandler`, at most once, that it went out (`nil`) or why not.
+    /// `URLSessionWebSocketTask.send(_:completionHandler:)` has this shape.
+    ///
+    /// The handler may never be called: with the network gone, the connection's loss is reported but a pending send's
+    /// handler is not called at all (moozzyk/SignalR-Client-Swift #226), as CFNetwork does for a receive (WebKit PR
+    /// #28392). So the connector never waits on the handler alone: the task's end (``completion()``) and its own drops
+    /// end the wait as well, and it asks nothing of a task whose end was reported.
+    ///
+    /// The default implementation awaits ``send(_:)`` in a task of its own that lasts exactly as long as that call.
+    /// A task with a completion-handler API should implement this instead.
+    func send(_ message: WebSocketMessage, completionHandler: @escaping @Sendable ((any Error)?) -> Void)
 
     /// The next complete message. Throws once the peer closed, the connection broke, or the task was cancelled with
     /// ``cancel()`` (a pending call then throws). It may ignore Swift cancellation, as `URLSessionWebSocketTask` does.
@@ -56,8 +69,8 @@ public protocol WebSocketTask: Sendable {
     func cancel(with closeCode: Int, reason: Data?)
 
     /// Drops the connection at once, without a closing handshake. A pending ``receive()`` or ``send(_:)`` throws
-    /// promptly, and ``completion()`` returns (except for a receive the task left unanswered at its end: see
-    /// ``receive(completionHandler:)``).
+    /// promptly, and ``completion()`` returns (except for a receive or a send the task left unanswered at its end: see
+    /// ``receive(completionHandler:)`` and ``send(_:completionHandler:)``).
     func cancel()
 
     /// Sends a WebSocket ping; `pongReceiveHandler` is called once: with `nil` when the pong arrived, with an error
@@ -85,6 +98,18 @@ extension WebSocketTask {
         // Unstructured by necessity (a synchronous call cannot await); it ends with the receive, which cancel() ends.
         Task {
             do { completionHandler(.success(try await receive())) } catch { completionHandler(.failure(error)) }
+        }
+    }
+
+    /// Awaits ``send(_:)`` in a task of its own and reports the outcome (see
+    /// ``WebSocketTask/send(_:completionHandler:)``).
+    public func send(_ message: WebSocketMessage, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        // Unstructured by necessity, as the receive's: it ends with the send.
+        Task {
+            do {
+                try await send(message)
+                completionHandler(nil)
+            } catch { completionHandler(error) }
         }
     }
 

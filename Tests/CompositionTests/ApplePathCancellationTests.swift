@@ -13,7 +13,8 @@ import URLSessionTestSupport
 /// no receive waits on it: with this server only a drop gets there). The bounds only catch a hang: before the fix,
 /// `disconnect()` and `shutdown()` waited for a frame that never came, and a sign-out or a switch returned while the old
 /// link's reader waited on for ever. A connection that fails CFNetwork's way (its end reported, the reader's receive
-/// never answered: WebKit PR #28392) is replaced, and `disconnect()` still returns.
+/// never answered: WebKit PR #28392) is replaced, and `disconnect()` still returns; so is one whose pending send is never
+/// answered either (moozzyk/SignalR-Client-Swift #226).
 @Suite("The Apple path: ending a link never waits for a silent server")
 struct ApplePathCancellationTests {
     private static let kinds: [RealtimeConfiguration.TransportKind] = [.appsync, .graphql]
@@ -124,6 +125,46 @@ struct ApplePathCancellationTests {
         var iterator = stream.makeAsyncIterator()
         while let event = try await iterator.next() {
             if case .payload = event { Issue.record("no payload was sent") }
+        }
+    }
+
+    @Test(
+        "a send CFNetwork never completes (the loss reported, its handler never called, cancel() neither) does not hold the link: the transport reconnects and disconnect() returns",
+        .timeLimit(.minutes(2)), arguments: kinds)
+    func stuckSendLikeCFNetwork(kind: RealtimeConfiguration.TransportKind) async throws {
+        let server = MockWebSocketTaskServer.silentAfterSubscribing()
+        let factory = TransportFactory(
+            configuration: Self.configuration(kind), auth: ScriptedAuthSession(.bearerToken("jwt")), connector: server.connector())
+        let transport = try factory.make(kind)
+        let requests: [SubscriptionRequest] =
+            kind == .appsync
+            ? [.channel("vortex-app/user/u-1/roleChanged"), .channel("vortex-app/user/u-1/presence")]
+            : [
+                .graphQL(GraphQLOperation(query: "subscription { subscribeRoleChange { reason } }")),
+                .graphQL(GraphQLOperation(query: "subscription { subscribePresence { status } }")),
+            ]
+        let first = await transport.subscribe(requests[0])
+        let old = try await server.nextTask()
+        try await Self.subscribed(old)
+
+        // The server stops reading, so the second subscribe waits in the task's send; then the network goes.
+        old.serverStopsReading()
+        let second = await transport.subscribe(requests[1])
+        try await withTestTimeout(Self.hang, "the second subscribe to wait in the task") {
+            while old.pendingSendCount == 0 { try await TestTime.pollPause() }
+        }
+        old.serverFailsLikeCFNetwork("The network connection was lost.", sendsNeverComplete: true)
+        let new = try await server.nextTask(timeout: Self.hang)
+        try await Self.subscribed(new)
+        #expect(old.unansweredSendCount == 1)
+
+        try await withTestTimeout(Self.hang, "disconnect() to return") { await transport.disconnect() }
+        #expect(new.isReleased)
+        for stream in [first, second] {
+            var iterator = stream.makeAsyncIterator()
+            while let event = try await iterator.next() {
+                if case .payload = event { Issue.record("no payload was sent") }
+            }
         }
     }
 

@@ -9,8 +9,8 @@ import FoundationNetworking
 /// A ``WebSocketTask`` that plays the server and behaves like `URLSessionWebSocketTask` wherever a cooperative mock
 /// would be kinder than Apple's task. Each modelled behaviour names its source:
 ///
-/// - **`receive()` and `send(_:)` ignore Swift cancellation**: they end only on a frame, the server's close or failure,
-///   or ``cancel()``. The async methods are the completion-handler API bridged; cancelling the awaiting Swift task does
+/// - **`receive()` and `send(_:)` ignore Swift cancellation**: they end only on a frame (a send: at once, or once read
+///   by a server that stopped reading, ``serverStopsReading()``, never), the server's close or failure, or ``cancel()``. The async methods are the completion-handler API bridged; cancelling the awaiting Swift task does
 ///   not end them (SwiftPhoenixClient #281, and #286 which went back to the callback API before iOS 17; wire-ios
 ///   #4833, a receive loop that outlived its consumer; dotnet/signalr-client-swift #101, `await receiveTask?.value`
 ///   that never returns).
@@ -26,13 +26,18 @@ import FoundationNetworking
 ///   `urlSession(_:webSocketTask:didOpenWithProtocol:)`: `nil` "if the client did not advertise protocols when creating
 ///   the task").
 /// - **A connection that fails without a close frame never completes a pending receive**
-///   (``serverFailsLikeCFNetwork(_:)``): the task's end is reported (``completion()`` returns) but the receive's
+///   (``serverFailsLikeCFNetwork(_:sendsNeverComplete:)``): the task's end is reported (``completion()`` returns) but the receive's
 ///   completion handler is not called, nor that of any later receive once the queued messages are read, and a
 ///   ``cancel()`` afterwards calls none of them either (WebKit PR #28392, rdar://110487778: "If the TCP connection has
 ///   an error but we have not received a close frame, then CFNetwork will call didCompleteWithError but won't call the
 ///   completion block of receiveMessageWithCompletionHandler"; Apple documents no effect of `cancel()` on a task that
 ///   has completed). Nothing orders a receive's completion after the end either: ``deliverAfterEnd(_:)`` calls one
 ///   late (Apple documents no order between `receive(completionHandler:)`'s handler and `didCompleteWithError`).
+/// - **Nor, then, a send** (``serverFailsLikeCFNetwork(_:sendsNeverComplete:)`` with `true`): a send pending at the
+///   failure, or asked after it, never has its completion handler called, not even after ``cancel()``
+///   (moozzyk/SignalR-Client-Swift #226: with Wi-Fi off, the handler of a send, handed to `URLSessionWebSocketTask` as
+///   is, was "not at all" called while the loss was reported; its maintainer: "if the task does not call the completion
+///   handler I have no control over it").
 /// - **``completion()`` returns when the task awaiting it is cancelled**, as `URLSessionWebSocketTaskAdapter`'s does
 ///   (it waits for the delegate's callback on a cancellable signal, the seam's contract); otherwise only at the end,
 ///   which `reportsEnd: false` never reports.
@@ -99,6 +104,12 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
         var failedLikeCFNetwork = false
         /// Receives the task will never answer (after a CFNetwork-style failure), oldest first.
         var unanswered: [@Sendable (Inbound) -> Void] = []
+        /// The server stopped reading: sends wait in `pendingSends` until the task's end.
+        var holdsSends = false
+        var pendingSends: [@Sendable ((any Error)?) -> Void] = []
+        /// The connection failed CFNetwork's way, losing sends: no send is answered any more.
+        var sendsLost = false
+        var unansweredSends: [@Sendable ((any Error)?) -> Void] = []
     }
 
     private let upgrade: Upgrade
@@ -120,7 +131,7 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
     ///   - upgrade: How the server answers the upgrade.
     ///   - answersClose: `false` makes a server that never answers the client's close frame.
     ///   - reportsEnd: `false` makes a task whose ``completion()`` never returns even after ``cancel()`` or
-    ///     ``serverFailsLikeCFNetwork(_:)``, only when its caller is cancelled (harsher than Apple's, to prove an abort awaits nothing and leaves no waiter behind).
+    ///     ``serverFailsLikeCFNetwork(_:sendsNeverComplete:)``, only when its caller is cancelled (harsher than Apple's, to prove an abort awaits nothing and leaves no waiter behind).
     ///   - answersPings: `false` makes a server whose pongs wait for ``answerPings(with:)`` (or the task's end).
     ///   - respond: The server's answers to what the client sends; `nil` answers nothing.
     public init(
@@ -152,10 +163,15 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
     public var pingCount: Int { state.withLock { $0.pings } }
     /// Whether the task has ended (dropped, closed by the server, or its close answered) and no `receive()` waits on it
     /// any more: nothing of the connection holds a task of the client's. Receives the task will never answer (after
-    /// ``serverFailsLikeCFNetwork(_:)``) are not counted: see ``unansweredReceiveCount``.
+    /// ``serverFailsLikeCFNetwork(_:sendsNeverComplete:)``) are not counted: see ``unansweredReceiveCount``.
     public var isReleased: Bool { state.withLock { $0.ended && $0.receiver == nil } }
-    /// How many receives the task left unanswered for good (after ``serverFailsLikeCFNetwork(_:)``).
+    /// How many receives the task left unanswered for good (after ``serverFailsLikeCFNetwork(_:sendsNeverComplete:)``).
     public var unansweredReceiveCount: Int { state.withLock { $0.unanswered.count } }
+    /// How many sends wait for a server that stopped reading (``serverStopsReading()``); they are not in
+    /// ``sentMessages``.
+    public var pendingSendCount: Int { state.withLock { $0.pendingSends.count } }
+    /// How many sends the task left unanswered for good (``serverFailsLikeCFNetwork(_:sendsNeverComplete:)``).
+    public var unansweredSendCount: Int { state.withLock { $0.unansweredSends.count } }
 
     /// Calls the handlers of the pings not answered yet, with `error` (`nil`: the pong arrived).
     public func answerPings(with error: (any Error)? = nil) {
@@ -182,23 +198,36 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
 
     /// The transport breaks without a close frame, the way CFNetwork reports it: the end is reported (``completion()``
     /// returns with `reason` and no code, pending pings fail) but a pending receive is never answered, nor any later one
-    /// once the queued messages are read, and a later ``cancel()`` answers none of them (WebKit PR #28392).
-    public func serverFailsLikeCFNetwork(_ reason: String) {
-        let pongs = state.withLock { state in
-            guard !state.ended else { return [@Sendable ((any Error)?) -> Void]() }
+    /// once the queued messages are read, and a later ``cancel()`` answers none of them (WebKit PR #28392). With
+    /// `sendsNeverComplete`, no send pending at the failure or asked after it is ever answered either
+    /// (moozzyk/SignalR-Client-Swift #226); otherwise pending sends fail.
+    public func serverFailsLikeCFNetwork(_ reason: String, sendsNeverComplete: Bool = false) {
+        let (pongs, sends) = state.withLock { state in
+            guard !state.ended else { return ([@Sendable ((any Error)?) -> Void](), [@Sendable ((any Error)?) -> Void]()) }
             state.failure = reason
             state.failedLikeCFNetwork = true
             state.ended = true
             if let receiver = state.receiver { state.unanswered.append(receiver) }
             state.receiver = nil
-            defer { state.pendingPongs = [] }
-            return state.pendingPongs
+            if sendsNeverComplete {
+                state.sendsLost = true
+                state.unansweredSends += state.pendingSends
+                state.pendingSends = []
+            }
+            defer { (state.pendingPongs, state.pendingSends) = ([], []) }
+            return (state.pendingPongs, state.pendingSends)
         }
         for pong in pongs { pong(MockError(description: "the connection ended")) }
+        for send in sends { send(MockError(description: reason)) }
         if reportsEnd { ended.fire(WebSocketCloseInfo(code: nil, reason: reason)) }
     }
 
-    /// Calls the oldest receive left unanswered by ``serverFailsLikeCFNetwork(_:)`` with `message`, as CFNetwork may
+    /// The server stops reading (a full receive window): each send from now on waits, deaf to Swift cancellation, until
+    /// the task ends (the send then fails, or with ``serverFailsLikeCFNetwork(_:sendsNeverComplete:)`` is never
+    /// answered) or ``cancel()`` fails it.
+    public func serverStopsReading() { state.withLock { $0.holdsSends = true } }
+
+    /// Calls the oldest receive left unanswered by ``serverFailsLikeCFNetwork(_:sendsNeverComplete:)`` with `message`, as CFNetwork may
     /// when it read the message before the end: nothing documents that a receive's handler comes before the end.
     /// Returns whether a receive was waiting.
     @discardableResult
@@ -247,15 +276,35 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
         }
     }
 
+    /// The completion-handler send bridged, as Apple's async `send(_:)` is: a send the task never answers never returns.
     public func send(_ message: WebSocketMessage) async throws {
-        try state.withLock { state in
-            guard !state.closing, !state.ended else { throw MockError(description: "not connected") }
-            state.sent.append(message)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            send(message) { error in
+                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+            }
         }
-        for reply in respond?(message) ?? [] { serverSends(reply) }
     }
 
-    /// The completion-handler receive bridged, as Apple's async `receive()` is: after ``serverFailsLikeCFNetwork(_:)``
+    public func send(_ message: WebSocketMessage, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        let answer = state.withLock { state -> (any Error)?? in
+            if state.sendsLost {
+                state.unansweredSends.append(completionHandler)
+                return .none
+            }
+            guard !state.closing, !state.ended else { return .some(MockError(description: "not connected")) }
+            if state.holdsSends {
+                state.pendingSends.append(completionHandler)
+                return .none
+            }
+            state.sent.append(message)
+            return .some(nil)
+        }
+        guard let answer else { return }
+        if answer == nil { for reply in respond?(message) ?? [] { serverSends(reply) } }
+        completionHandler(answer)
+    }
+
+    /// The completion-handler receive bridged, as Apple's async `receive()` is: after ``serverFailsLikeCFNetwork(_:sendsNeverComplete:)``
     /// it never returns.
     public func receive() async throws -> WebSocketMessage {
         try await withCheckedThrowingContinuation { continuation in
@@ -336,16 +385,17 @@ public final class MockWebSocketTask: WebSocketTask, Sendable {
         receiver?(item)
     }
 
-    /// The task ends: reading ends after what is queued, pending pings fail, and ``completion()`` reports `info`
-    /// (`nil`: it never returns).
+    /// The task ends: reading ends after what is queued, pending pings and sends fail, and ``completion()`` reports
+    /// `info` (`nil`: it never returns).
     private func finish(_ info: WebSocketCloseInfo?, reading reason: String) {
         deliver(.end(state.withLock { $0.failure } ?? reason))
-        let pongs = state.withLock { state in
+        let (pongs, sends) = state.withLock { state in
             state.ended = true
-            defer { state.pendingPongs = [] }
-            return state.pendingPongs
+            defer { (state.pendingPongs, state.pendingSends) = ([], []) }
+            return (state.pendingPongs, state.pendingSends)
         }
         for pong in pongs { pong(MockError(description: "the connection ended")) }
+        for send in sends { send(MockError(description: "the connection ended")) }
         if let info { ended.fire(info) }
     }
 }

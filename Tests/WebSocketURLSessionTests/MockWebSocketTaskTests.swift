@@ -78,6 +78,37 @@ struct MockWebSocketTaskTests {
         #expect(task.unansweredReceiveCount == 1)
     }
 
+    @Test(
+        "a send a server that stopped reading holds ignores Swift cancellation and cancel() fails it; after a failure that loses sends (CFNetwork's), none pending or later is answered, cancel() neither"
+    )
+    func sendsLostLikeCFNetwork() async throws {
+        let held = try await opened()
+        held.serverStopsReading()
+        let sender = Task { try await held.send(.text("held")) }
+        try await waitUntil("the send to be held") { held.pendingSendCount == 1 }
+        sender.cancel()
+        #expect(held.pendingSendCount == 1, "Swift cancellation does not end the send")
+        held.cancel()
+        await #expect(throws: MockWebSocketTask.MockError.self) { try await sender.boundedValue() }
+        #expect(held.sentMessages.isEmpty, "the server never read it")
+
+        let task = try await opened()
+        let answers = Locked<[String]>([])
+        let record: @Sendable (String) -> @Sendable ((any Error)?) -> Void = { name in
+            { error in answers.withLock { $0.append("\(name): \(error == nil ? "sent" : "error")") } }
+        }
+        task.send(.text("read"), completionHandler: record("read"))
+        task.serverStopsReading()
+        task.send(.text("pending"), completionHandler: record("pending"))
+        task.serverFailsLikeCFNetwork("The network connection was lost.", sendsNeverComplete: true)
+        task.send(.text("later"), completionHandler: record("later"))
+        task.cancel()
+        #expect(answers.withLock { $0 } == ["read: sent"])
+        #expect(task.unansweredSendCount == 2)
+        #expect(task.pendingSendCount == 0)
+        #expect(task.sentMessages == [.text("read")])
+    }
+
     @Test("each ping's handler is called exactly once: nil for a pong, an error when the task ends first")
     func pingHandlersExactlyOnce() async throws {
         let task = try await opened(answersPings: false)

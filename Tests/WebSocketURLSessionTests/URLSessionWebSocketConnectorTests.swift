@@ -164,21 +164,25 @@ struct URLSessionWebSocketConnectorTests {
         #expect(pongs.withLock { $0 } == 2, "a ping that failed is no pong")
     }
 
-    @Test("a task without a completion-handler receive (the protocol's default) still delivers its messages and its end")
+    @Test(
+        "a task without a completion-handler receive and send (the protocol's defaults) still sends, and delivers its messages and its end"
+    )
     func taskWithoutCompletionHandlerReceive() async throws {
         let base = MockWebSocketTask(upgrade: .accept(subprotocol: nil))
         let task = LegacyWebSocketTask(base)
         base.serverSends(.text("one"))
         base.serverSends(.text("two"))
-        base.serverCloses(code: 4400, reason: "bye")
         let result = try await withTestTimeout(30, "the legacy task's messages") {
             try await URLSessionWebSocketConnector(makeTask: { _ in task }).withConnection(WebSocketRequest(url: url)) {
                 connection in
+                try await connection.send(.text("out"))
+                base.serverCloses(code: 4400, reason: "bye")
                 var received: [WebSocketMessage] = []
                 while let message = try await connection.receive() { received.append(message) }
                 return received
             }
         }
+        #expect(base.sentMessages == [.text("out")])
         #expect(result.value == [.text("one"), .text("two")])
         #expect(result.close == WebSocketCloseInfo(code: 4400, reason: "bye", initiatedLocally: false))
     }
@@ -281,6 +285,42 @@ struct URLSessionWebSocketConnectorTests {
         #expect(result.value == [.text("last"), nil])
         #expect(result.close.code == nil)
         #expect(!result.close.initiatedLocally)
+    }
+
+    @Test(
+        "a send pending when the connection fails CFNetwork's way, its handler never called, throws; a later one throws unasked",
+        .timeLimit(.minutes(2)))
+    func failureLikeCFNetworkEndsThePendingSend() async throws {
+        let task = MockWebSocketTask(upgrade: .accept(subprotocol: nil))
+        let result = try await withTestTimeout(30, "the pending send to end") {
+            try await connector(task, closeTimeout: .seconds(3600)).withConnection(WebSocketRequest(url: url)) { connection in
+                task.serverStopsReading()
+                let pending = Task { try await connection.send(.text("stuck")) }
+                try await waitUntil("the send to wait") { task.pendingSendCount == 1 }
+                task.serverFailsLikeCFNetwork("The network connection was lost.", sendsNeverComplete: true)
+                await #expect(throws: WebSocketSeamError.notConnected) { try await pending.value }
+                await #expect(throws: WebSocketSeamError.notConnected) { try await connection.send(.text("late")) }
+            }
+        }
+        #expect(task.unansweredSendCount == 1, "the send after the end was not asked of the task")
+        #expect(result.close == WebSocketCloseInfo(code: nil, reason: "The network connection was lost.", initiatedLocally: false))
+    }
+
+    @Test("an abort ends a send the task never answers, even before the task's end is reported", .timeLimit(.minutes(2)))
+    func abortEndsAnUnansweredSend() async throws {
+        let task = MockWebSocketTask(upgrade: .accept(subprotocol: nil), answersClose: false, reportsEnd: false)
+        let result = try await withTestTimeout(30, "the aborted send to end") {
+            try await connector(task, closeTimeout: .seconds(3600)).withConnection(WebSocketRequest(url: url)) { connection in
+                task.serverStopsReading()
+                let pending = Task { try await connection.send(.text("stuck")) }
+                try await waitUntil("the send to wait") { task.pendingSendCount == 1 }
+                task.serverFailsLikeCFNetwork("The network connection was lost.", sendsNeverComplete: true)
+                connection.abort()
+                await #expect(throws: WebSocketSeamError.notConnected) { try await pending.value }
+            }
+        }
+        #expect(result.close == WebSocketCloseInfo(code: nil, reason: "aborted", initiatedLocally: true))
+        #expect(task.unansweredSendCount == 1)
     }
 
     @Test("an abort ends a receive the task never answers, even before the task's end is reported")
@@ -420,6 +460,33 @@ struct URLSessionWebSocketConnectorTests {
         }
         #expect(detail.hasPrefix("HTTP 404 "))
         #expect(error?.isAuthenticationRejection == false)
+    }
+
+    @Test("the default session configuration keeps no cookies, credentials or cache, and the default connector uses it")
+    func defaultSessionConfiguration() {
+        for configuration in [
+            URLSessionWebSocketConnector.defaultSessionConfiguration(), URLSessionWebSocketConnector().makeSessionConfiguration(),
+        ] {
+            #expect(configuration.httpCookieStorage == nil)
+            #expect(!configuration.httpShouldSetCookies)
+            #expect(configuration.urlCredentialStorage == nil)
+            #expect(configuration.urlCache == nil)
+        }
+    }
+
+    @Test("the adapter adds the request's headers to a copy of the configuration: a shared one keeps none of them")
+    func adapterCopiesTheConfiguration() {
+        let shared = URLSessionConfiguration.ephemeral
+        shared.httpAdditionalHeaders = ["User-Agent": "app/1"]
+        let request = WebSocketRequest(url: url, headers: [HTTPHeaderField(name: "X-Api-Key", value: "da2-key")])
+        // Made, never resumed: that much FoundationNetworking does too.
+        let adapter = URLSessionWebSocketTaskAdapter(request: request, configuration: shared, maxMessageSize: 1024)
+        defer { adapter.session.invalidateAndCancel() }
+        #expect(shared.httpAdditionalHeaders?.count == 1)
+        #expect(shared.httpAdditionalHeaders?["X-Api-Key"] == nil)
+        let headers = adapter.session.configuration.httpAdditionalHeaders
+        #expect(headers?["X-Api-Key"] as? String == "da2-key")
+        #expect(headers?["User-Agent"] as? String == "app/1")
     }
 
     @Test("the delegate's mapping: a status other than 101 is a refusal, no response a connection failure")
@@ -592,8 +659,8 @@ struct URLSessionWebSocketConnectorTests {
     }
 }
 
-/// A task written before pings and the completion-handler receive joined the seam: everything else forwards to a
-/// mock; `sendPing` and `receive(completionHandler:)` are the protocol's defaults.
+/// A task written before pings and the completion-handler receive and send joined the seam: everything else forwards
+/// to a mock; `sendPing`, `receive(completionHandler:)` and `send(_:completionHandler:)` are the protocol's defaults.
 final class LegacyWebSocketTask: WebSocketTask {
     private let base: MockWebSocketTask
 

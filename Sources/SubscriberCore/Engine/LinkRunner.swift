@@ -127,15 +127,13 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
             if machine.withLock({ $0.pongReceived(at: now) }) { timerPoke.withLock { $0 }.fire() } else { postpone(at: now) }
         }
 
-        for message in driver.handshakeMessages() {
-            do { try await connection.send(message) } catch { break }  // the reader sees the end
-        }
+        let handshake = driver.handshakeMessages()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await read(connection, driver, machine, control, registry, timerPoke, postpone, ended)
             }
             group.addTask { await runTimer(connection, driver, machine, timer, timerPoke, ended) }
-            group.addTask { await write(connection, driver, wakes, ended) }
+            group.addTask { await write(connection, driver, handshake, wakes, ended) }
             group.addTask {
                 guard let request = await controlEnding.wait() else { return }
                 ended.fire(.control(request))
@@ -344,10 +342,15 @@ package struct LinkRunner<C: Clock>: Sendable where C.Duration == Duration {
         min(max(sleep / 10, .zero), .seconds(1))
     }
 
-    /// The writer: after every wake, sends what the driver has pending.
+    /// The writer: the handshake first, then, after every wake, what the driver has pending. The handshake is sent in
+    /// the scope, so the ack deadline runs meanwhile: a send that never completes cannot keep the link connecting.
     private func write(
-        _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ wakes: AsyncStream<Void>, _ ended: OneShotSignal<Ended>
+        _ connection: any WebSocketConnection, _ driver: any LinkDriver, _ handshake: [WebSocketMessage], _ wakes: AsyncStream<Void>,
+        _ ended: OneShotSignal<Ended>
     ) async {
+        for message in handshake {
+            do { try await connection.send(message) } catch { break }  // the reader sees the end
+        }
         for await _ in wakes {
             for message in await driver.pendingMessages() {
                 do { try await connection.send(message) } catch { return }  // the reader sees the end
