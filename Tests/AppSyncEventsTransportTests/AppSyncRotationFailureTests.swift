@@ -86,8 +86,24 @@ struct AppSyncRotationFailureTests {
         #expect(try await old.waitForClientClose().reason == "rotated")
         #expect(try await AppSyncHarness.expectSubscribe(on: new, channel: "default/a") == id, "subscribed again on the new primary")
         new.emit(#"{"type":"subscribe_success","id":"\#(id)"}"#)
-        let gap = GapWindow(start: Date(timeIntervalSince1970: 1_700_000_118), end: Date(timeIntervalSince1970: 1_700_000_120))
+        // From the rotation's start (90 s), minus the margin: the old link is not known to have delivered after it.
+        let gap = GapWindow(start: Date(timeIntervalSince1970: 1_700_000_088), end: Date(timeIntervalSince1970: 1_700_000_120))
         #expect(try await probe.next() == .resumed(gap: gap))
+        await harness.transport.disconnect()
+    }
+
+    @Test("a broadcast_error or an unreadable event on the successor, for a subscription confirmed there, is a reported loss")
+    func lossOnSuccessor() async throws {
+        let harness = try AppSyncHarness(configure: Self.configure)
+        let (probes, ids, _, new) = try await rotating(harness)
+        let (probe, id) = (probes[0], ids[0])
+        new.emit(#"{"type":"subscribe_success","id":"\#(id)"}"#)  // the old link's unsubscribe stays unanswered
+        new.emit(#"{"type":"broadcast_error","id":"\#(id)","errors":[{"errorType":"LimitExceededError","message":"dropped"}]}"#)
+        guard case .lost(let loss) = try await probe.next() else { Issue.record("expected a loss report"); return }
+        #expect(loss.count == 1 && loss.reason == .serverError)
+        new.emit("{\"type\":\"data\",\"id\":\"\(id)\",\"event\":\"\\ud800\"}")
+        guard case .lost(let unreadable) = try await probe.next() else { Issue.record("expected a loss report"); return }
+        #expect(unreadable.count == 1 && unreadable.reason == .undecodable)
         await harness.transport.disconnect()
     }
 }

@@ -116,6 +116,60 @@ struct AppSyncRotationStateTests {
         #expect(try await unconfirmed.next() == .resumed(gap: GapWindow(start: fixture.at(8), end: fixture.at(70))))
     }
 
+    @Test("a rotation cut over at its deadline opens the gaps where it began: the old link may have gone silent since")
+    func deadlineGapsStartWhereTheRotationBegan() async throws {
+        let fixture = try StateFixture()
+        let confirmed = fixture.add("s-1", "default/a")  // confirmed on link 2 at 10 s
+        let unconfirmed = fixture.add("s-2", "default/b")  // not confirmed on link 2 by the deadline
+        let old = fixture.open(1)
+        _ = await fixture.sent(on: 1)
+        for (id, probe) in [("s-1", confirmed), ("s-2", unconfirmed)] {
+            fixture.state.subscriptionConfirmed(id, on: 1)
+            #expect(try await probe.next() == .live)
+        }
+        fixture.state.rotationDue(from: 1)
+        _ = fixture.open(2)
+        _ = await fixture.sent(on: 2)
+        // Link 1 goes half-open at 5 s; its ping and `ka` checks have not noticed by the deadline (30 s).
+        fixture.advance(10)
+        fixture.state.subscriptionConfirmed("s-1", on: 2)
+        fixture.advance(20)
+        fixture.state.timerFired(AppSyncState.rotationDeadlineToken, on: 2)
+        #expect(old.closed?.end == .rotated, "retired: its end reports nothing later")
+
+        fixture.state.routeData(StateFixture.data("a"), id: "s-1", on: 2)?.yield(.payload(StateFixture.data("a")))
+        guard case .resumed(let gap) = try await confirmed.next() else { Issue.record("expected a gap before the payload"); return }
+        #expect(gap.start <= fixture.at(3) && gap.end == fixture.at(10), "5 s − 2 s … 10 s reached neither link")
+        #expect(await fixture.sent(on: 2) == [Frame(type: "subscribe", id: "s-2", channel: "default/b", token: "jwt-1")])
+        fixture.advance(2)
+        fixture.state.subscriptionConfirmed("s-2", on: 2)
+        guard case .resumed(let late) = try await unconfirmed.next() else { Issue.record("expected resumed(gap:)"); return }
+        #expect(late.start <= fixture.at(3) && late.end == fixture.at(32))
+    }
+
+    @Test("a deadline cut-over opens no gap for a subscription the old link delivered to after the new one confirmed it")
+    func deadlineAfterOldDeliveredPastConfirmation() async throws {
+        let fixture = try StateFixture()
+        let probe = fixture.add("s-1", "default/a")
+        _ = fixture.open(1)
+        _ = await fixture.sent(on: 1)
+        fixture.state.subscriptionConfirmed("s-1", on: 1)
+        #expect(try await probe.next() == .live)
+        fixture.state.rotationDue(from: 1)
+        _ = fixture.open(2)
+        _ = await fixture.sent(on: 2)
+        fixture.advance(10)
+        fixture.state.subscriptionConfirmed("s-1", on: 2)
+        // Only the old link's unsubscribe answer is late: it was alive after the confirmation.
+        fixture.advance(5)
+        fixture.state.routeData(StateFixture.data("a"), id: "s-1", on: 1)?.yield(.payload(StateFixture.data("a")))
+        fixture.advance(15)
+        fixture.state.timerFired(AppSyncState.rotationDeadlineToken, on: 2)
+        fixture.state.routeData(StateFixture.data("b"), id: "s-1", on: 2)?.yield(.payload(StateFixture.data("b")))
+        #expect(try await probe.next() == .payload(StateFixture.data("a")))
+        #expect(try await probe.next() == .payload(StateFixture.data("b")), "no gap in between")
+    }
+
     @Test("a successor that opens after its rotation was given up is closed, so the supervisor's own reconnect is reported connected")
     func successorAfterAbandonedRotation() async throws {
         let fixture = try StateFixture()

@@ -379,6 +379,109 @@ struct AppSyncSendTimeCredentialsTests {
         await transport.disconnect()
     }
 
+    /// A live subscription, its connection lost, and the next one opened with the session throwing from its
+    /// acknowledgement on: the re-subscribe's credentials throw.
+    private func resubscribeThrows(_ harness: AppSyncHarness) async throws -> (SubscriptionProbe, ScriptedConnection, String) {
+        let (probe, first, id) = try await live(harness)
+        first.failTransport()
+        try await harness.clock.waitForSleeper(sleeping: .seconds(10))
+        harness.clock.advance(by: .seconds(10))
+        let second = try await harness.server.nextConnection()
+        #expect(try await second.nextSentJSON()["type"] as? String == "connection_init")
+        harness.auth.failCredentials(with: IdentityProviderDown())
+        second.emit(#"{"type":"connection_ack"}"#)
+        return (probe, second, id)
+    }
+
+    @Test(
+        "the session throws once for a live subscription's re-subscribe after a reconnect: the link is replaced, it resumes",
+        .timeLimit(.minutes(2)))
+    func unavailableForLiveResubscribeReplacesTheLink() async throws {
+        let harness = try AppSyncHarness()
+        let states = await StateRecorder(harness.transport)
+        let (probe, second, id) = try await resubscribeThrows(harness)
+        try await states.waitFor(.reconnecting(attempt: 2, delay: .seconds(10)))
+        harness.auth.failCredentials(with: nil)
+        #expect(second.clientClose?.code == 1000)
+        #expect(second.sentTexts.count == 1, "nothing but connection_init: \(second.sentTexts)")
+        #expect(probe.currentEnding == nil, "the stream carries on")
+        try await harness.clock.waitForSleeper(sleeping: .seconds(10))
+        harness.clock.advance(by: .seconds(10))
+        let third = try await harness.acceptConnection()
+        #expect(try await AppSyncHarness.expectSubscribe(on: third, channel: "default/a") == id)
+        third.emit(#"{"type":"subscribe_success","id":"\#(id)"}"#)
+        guard case .resumed = try await probe.next() else { Issue.record("expected resumed"); return }
+        await harness.transport.disconnect()
+    }
+
+    @Test(
+        "a session that keeps throwing for a live subscription ends it with sessionExpired after the bounded retries",
+        .timeLimit(.minutes(2)))
+    func unavailableForLiveResubscribeIsBounded() async throws {
+        let harness = try AppSyncHarness()
+        let (probe, _, _) = try await resubscribeThrows(harness)
+        // The lost link's backoff, then one per connect whose credentials throw until the retries run out.
+        for _ in 0...ReconnectBookkeeping.credentialsRetries {
+            try await harness.clock.waitForSleeper(sleeping: .seconds(10))
+            harness.clock.advance(by: .seconds(10))
+        }
+        guard case .failed(let error) = try await probe.ending() else { Issue.record("must fail"); return }
+        guard case .sessionExpired(let detail) = error as? RealtimeError else {
+            Issue.record("expected sessionExpired, got \(error)"); return
+        }
+        #expect(detail.contains("identity provider down"))
+        #expect(harness.server.connectionCount == 2, "no connection opens without credentials")
+    }
+
+    @Test(
+        "a session that throws only for the re-subscribe (a forced refresh, say) ends it with sessionExpired after the bounded retries",
+        .timeLimit(.minutes(2)))
+    func unavailableOnlyForResubscribeIsBounded() async throws {
+        let harness = try AppSyncHarness()
+        var (probe, link, _) = try await resubscribeThrows(harness)
+        // Each connect gets credentials; each re-subscribe's throw replaces the link, until the retries run out.
+        for _ in 0..<ReconnectBookkeeping.credentialsRetries {
+            _ = try await link.waitForClientClose()
+            harness.auth.failCredentials(with: nil)
+            try await harness.clock.waitForSleeper(sleeping: .seconds(10))
+            harness.clock.advance(by: .seconds(10))
+            link = try await harness.server.nextConnection()
+            #expect(try await link.nextSentJSON()["type"] as? String == "connection_init")
+            harness.auth.failCredentials(with: IdentityProviderDown())
+            link.emit(#"{"type":"connection_ack"}"#)
+        }
+        guard case .failed(let error) = try await probe.ending() else { Issue.record("must fail"); return }
+        guard case .sessionExpired(let detail) = error as? RealtimeError else {
+            Issue.record("expected sessionExpired, got \(error)"); return
+        }
+        #expect(detail.contains("identity provider down"))
+        #expect(harness.server.connectionCount == 2 + ReconnectBookkeeping.credentialsRetries)
+    }
+
+    @Test(
+        "the session throws for a rotation's move of a live subscription: the successor is given up, the old link delivers",
+        .timeLimit(.minutes(2)))
+    func unavailableForRotationKeepsTheOldLink() async throws {
+        let harness = try AppSyncHarness { configuration in
+            configuration.maxConnectionDuration = .seconds(100)
+            configuration.rotationLead = .seconds(10)
+            configuration.link.liveness.quietPeriod = nil
+        }
+        let (probe, old, id) = try await live(harness)
+        try await harness.clock.waitForSleeper(sleeping: .seconds(90))
+        harness.clock.advance(by: .seconds(90))
+        let successor = try await harness.server.nextConnection()
+        #expect(try await successor.nextSentJSON()["type"] as? String == "connection_init")
+        harness.auth.failCredentials(with: IdentityProviderDown())
+        successor.emit(#"{"type":"connection_ack"}"#)
+        _ = try await successor.waitForClientClose()
+        #expect(successor.sentTexts.count == 1, "nothing but connection_init: \(successor.sentTexts)")
+        old.emit(AppSyncHarness.dataFrame(id: id, event: "5"))
+        #expect(try await probe.next() == Self.payload("5"))
+        #expect(probe.currentEnding == nil && !old.isClosed)
+        await harness.transport.disconnect()
+    }
+
     @Test("signed out: a new subscribe fails with signedOut and nothing is sent")
     func signedOutAtSendTime() async throws {
         let harness = try AppSyncHarness()

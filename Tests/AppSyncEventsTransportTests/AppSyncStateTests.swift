@@ -262,7 +262,7 @@ struct AppSyncStateTests {
         fixture.advance(30)
         fixture.state.timerFired(AppSyncState.rotationDeadlineToken, on: 2)
         fixture.state.subscriptionConfirmed("s-2", on: 2)
-        #expect(try await slow.next() == .resumed(gap: GapWindow(start: fixture.at(28), end: fixture.at(30))))
+        #expect(try await slow.next() == .resumed(gap: GapWindow(start: fixture.at(-2), end: fixture.at(30))))
         #expect(fixture.state.routeData(StateFixture.data("1"), id: "s-1", on: 2) != nil)
     }
 
@@ -291,7 +291,7 @@ struct AppSyncStateTests {
         fixture.state.timerFired(AppSyncState.rotationDeadlineToken, on: 3)
         #expect(try await pending.next() == .live)
         // The gap ends at its confirmation on link 3 (30 s): what came after it is in link 3's buffer, delivered now.
-        #expect(try await interrupted.next() == .resumed(gap: GapWindow(start: fixture.at(28), end: fixture.at(30))))
+        #expect(try await interrupted.next() == .resumed(gap: GapWindow(start: fixture.at(-2), end: fixture.at(30))))
         #expect(fixture.state.routeData(StateFixture.data("1"), id: "s-1", on: 3) != nil)
         #expect(fixture.state.routeData(StateFixture.data("2"), id: "s-2", on: 3) != nil)
     }

@@ -35,13 +35,12 @@ extension AppSyncState {
         }
     }
 
-    /// Step 4.
-    func finalizeRotation(_ values: inout Values, _ effects: inout [SessionEffect]) {
+    /// Step 4. The old link delivered until `oldLastFrame`; `nil`: until now (it answered its unsubscribes).
+    func finalizeRotation(oldLastFrame: Date? = nil, _ values: inout Values, _ effects: inout [SessionEffect]) {
         guard let rotation = values.rotation, let new = rotation.to, let newControl = values.links[new]?.control else { return }
         values.rotation = nil
-        // The old link is alive: it delivered until now.
-        let now = wallClock.now()
-        cutOver(to: new, oldLastFrame: now, lostAt: now.addingTimeInterval(-margin), &values, &effects)
+        let lastFrame = oldLastFrame ?? wallClock.now()
+        cutOver(to: new, oldLastFrame: lastFrame, lostAt: lastFrame.addingTimeInterval(-margin), &values, &effects)
         effects.append(.schedule(newControl, rotationTimeout, Self.overlapExpiryToken))
         if let oldControl = values.links[rotation.from]?.control {
             values.links[rotation.from]?.retired = true
@@ -126,8 +125,9 @@ extension AppSyncState {
         for id in values.subscriptions.values.sorted(by: { $0.sequence < $1.sequence }).map(\.id) {
             guard var record = values.subscriptions[id] else { continue }
             if record.detail.rotationTarget == new, let confirmedAt = record.detail.rotationConfirmedAt {
-                // Confirmed on the new link after the old one's last frame: what was sent in between reached neither.
-                if confirmedAt > oldLastFrame { record.interrupt(at: lostAt) }
+                // Confirmed on the new link after the old one's last frame: what was sent in between reached neither
+                // (unless the old link delivered to it after that confirmation).
+                if confirmedAt > oldLastFrame, !record.detail.oldDeliveredSinceConfirmation { record.interrupt(at: lostAt) }
                 // Its confirmation (and gap) first: the buffer holds what came after it.
                 if let event = record.confirm(now: confirmedAt) { effects.append(event) }
                 for payload in record.detail.rotationBuffer where !record.detail.consumeOverlap(payload.json) {

@@ -84,7 +84,7 @@ extension AppSyncState {
     }
 
     /// Step 3: keeps what is still wanted on link `id`, marks it sent and signs it; or, without credentials,
-    /// fails it.
+    /// fails it (but a session that threw for a subscription that was live replaces the link instead).
     func finishBatch(_ batch: SendBatch, _ fetched: SendTimeCredentials, on id: Int) -> [WebSocketMessage] {
         let plan: SendPlan? = update { values, effects in
             var claimed: [String] = []
@@ -122,6 +122,16 @@ extension AppSyncState {
             case .signedOut:
                 failure = { _, _ in .signedOut }
             case .unavailable(let error):
+                // A throw may be a blip (a refresh while offline): a subscription that was live is not ended for it. As
+                // when the session is silent, the link is replaced and its successor sends the whole batch; a few times
+                // only, as a session may throw only when forced to refresh (the link's own connect then succeeds).
+                let wasLive = subscribes.compactMap { values.subscriptions[$0.id] }.filter { $0.liveness != .pending }
+                if !wasLive.isEmpty, wasLive.allSatisfy({ $0.detail.credentialsThrows < ReconnectBookkeeping.credentialsRetries }) {
+                    for record in wasLive { values.subscriptions[record.id]?.detail.credentialsThrows += 1 }
+                    logger.warning("credentials unavailable to subscribe again; replacing the link", metadata: ["link": "\(id)"])
+                    effects.append(.close(control, .credentialsTimeout(credentialsTimeout), "no credentials"))
+                    return nil
+                }
                 failure = { use, channel in .sessionExpired("credentials unavailable to \(use) \(channel): \(error)") }
             case .cancelled:
                 return nil

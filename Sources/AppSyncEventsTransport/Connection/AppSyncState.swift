@@ -189,7 +189,7 @@ final class AppSyncState: TransportSession {
         update { values, effects in
             guard values.primary == id, values.rotation == nil, !values.subscriptions.isEmpty else { return }
             logger.info("rotating the connection before its maximum duration")
-            values.rotation = AppSyncRotation(from: id)
+            values.rotation = AppSyncRotation(from: id, began: wallClock.now())
             effects.append(.request(.rotate))
         }
     }
@@ -274,6 +274,7 @@ final class AppSyncState: TransportSession {
             if record.link == link {
                 if record.detail.rotationTarget != nil {
                     record.detail.overlapLog.append(payload.json)
+                    if record.detail.rotationLive { record.detail.oldDeliveredSinceConfirmation = true }
                 } else if !record.detail.overlapLog.isEmpty, record.detail.consumeOverlap(payload.json) {
                     return nil
                 }
@@ -287,16 +288,21 @@ final class AppSyncState: TransportSession {
         return sink ?? nil
     }
 
-    /// An event of subscription `id` could not be read.
+    /// An event of subscription `id` could not be read (on the link that delivers it or, reported at once, on its
+    /// rotation's successor, whose buffer it would have joined).
     func undecodable(id: String, on link: Int) {
-        let sink = values.withLock { values in values.subscriptions[id].flatMap { $0.link == link ? $0.sink : nil } }
+        let sink = values.withLock { values in
+            values.subscriptions[id].flatMap { $0.link == link || $0.detail.rotationTarget == link ? $0.sink : nil }
+        }
         sink?.reportLoss(count: 1, reason: .undecodable)
     }
 
-    /// `broadcast_error`: the server could not deliver to this subscription.
+    /// `broadcast_error`: the server could not deliver to this subscription (on the link that delivers it or its
+    /// rotation's successor).
     func broadcastError(id: String?, on link: Int) {
         let sinks = values.withLock { values in
-            values.subscriptions.values.filter { ($0.id == id || id == nil) && $0.link == link }.map(\.sink)
+            values.subscriptions.values.filter { ($0.id == id || id == nil) && ($0.link == link || $0.detail.rotationTarget == link) }
+                .map(\.sink)
         }
         for sink in sinks { sink.reportLoss(count: 1, reason: .serverError) }
     }
@@ -306,13 +312,13 @@ final class AppSyncState: TransportSession {
             guard var record = values.subscriptions[id] else { return }
             if record.detail.rotationTarget == link {
                 record.detail.rotationConfirmedAt = wallClock.now()
-                record.detail.authRefusals = 0
+                (record.detail.authRefusals, record.detail.credentialsThrows) = (0, 0)
                 values.subscriptions[id] = record
                 rotationProgress(&values, &effects)
                 return
             }
             guard record.link == link, !record.isLive else { return }
-            record.detail.authRefusals = 0
+            (record.detail.authRefusals, record.detail.credentialsThrows) = (0, 0)
             if let event = record.confirm(now: wallClock.now()) { effects.append(event) }
             values.subscriptions[id] = record
         }
@@ -402,14 +408,15 @@ final class AppSyncState: TransportSession {
             case Self.overlapExpiryToken:
                 for key in values.subscriptions.keys { values.subscriptions[key]?.detail.overlapLog = [] }
             case Self.rotationDeadlineToken:
-                guard values.rotation?.to == link else { return }
+                guard let rotation = values.rotation, rotation.to == link else { return }
                 logger.warning("rotation did not complete in time; cutting over anyway")
                 // Live on the old link and still unanswered here after the whole timeout: subscribed again at the
                 // cut-over, or an answer that never comes would leave it dark.
                 for (key, record) in values.subscriptions where record.isLive && !record.detail.rotationLive {
                     values.links[link]?.subscribed.remove(key)
                 }
-                finalizeRotation(&values, &effects)
+                // The old link may have gone silent (half-open) since the rotation began: nothing says it delivered later.
+                finalizeRotation(oldLastFrame: rotation.began, &values, &effects)
             case Self.drainDeadlineToken:
                 endDrain(of: link, &values, &effects)
             default:

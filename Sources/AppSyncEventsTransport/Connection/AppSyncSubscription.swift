@@ -15,6 +15,9 @@ struct AppSyncSubscriptionDetail {
     /// Refused as unauthorized since it was last live (0 or 1): the retry is sent with refreshed credentials, and a
     /// second refusal fails the subscription.
     var authRefusals = 0
+    /// Links replaced since it was last live because the session threw for its credentials: past
+    /// `ReconnectBookkeeping.credentialsRetries`, the next throw ends it.
+    var credentialsThrows = 0
 
     // Rotation: the replacement link, whether the subscription is confirmed there, and what it received there before
     // the cut-over.
@@ -23,6 +26,8 @@ struct AppSyncSubscriptionDetail {
     /// its last frame and before this instant is lost.
     var rotationConfirmedAt: Date?
     var rotationBuffer: [RealtimePayload] = []
+    /// The old link delivered to it after that confirmation: alive then, so nothing fell between the two links.
+    var oldDeliveredSinceConfirmation = false
     /// What the old link delivered during the rotation. The new link carries copies of some of these, possibly even
     /// after the cut-over (the two sockets are not ordered with each other), so they are dropped when they show up
     /// there, until the grace period after the cut-over ends.
@@ -34,6 +39,7 @@ struct AppSyncSubscriptionDetail {
         rotationTarget = nil
         rotationConfirmedAt = nil
         rotationBuffer = []
+        oldDeliveredSinceConfirmation = false
     }
 
     /// Removes one copy of `json` from the overlap log; `true` if it was there (so the payload is a duplicate).
@@ -62,6 +68,9 @@ struct AppSyncPendingPublish {
 /// A connection rotation in progress.
 struct AppSyncRotation {
     let from: Int
+    /// When it began: the last instant the old link is known to have delivered, should it not answer its unsubscribes
+    /// before the deadline (it may have gone silent since).
+    let began: Date
     var to: Int?
     var awaitingUnsubscribe: Set<String>?
 }
