@@ -99,7 +99,7 @@ package struct SupervisorStateMachine: Sendable {
     /// attempt that fails without a network waits for it again.
     package mutating func verifyConnection(wantsConnection: Bool) -> [Action] {
         guard state != .stopped else { return [] }
-        return [.probeOpenLinks(because: .verifyConnection)] + skipWait(.verifyConnection, wantsConnection, evenWithoutPath: true)
+        return [.probeOpenLinks(because: .verifyConnection)] + skipWait(.verifyConnection, wantsConnection)
     }
 
     /// The network path monitor reported `new`.
@@ -214,12 +214,13 @@ package struct SupervisorStateMachine: Sendable {
     }
 
     /// A supervisor waiting to reconnect (backing off, or for the network) connects now; otherwise nothing.
-    private mutating func skipWait(_ reason: Reason, _ wantsConnection: Bool, evenWithoutPath: Bool = false) -> [Action] {
+    /// Every other reason comes with a satisfied path: only `verifyConnection` connects without one (see there).
+    private mutating func skipWait(_ reason: Reason, _ wantsConnection: Bool) -> [Action] {
         switch state {
         case .backingOff(let id):
             return [.cancelBackoff(id: id), .skipWait(because: reason)] + connectIfWanted(wantsConnection)
         case .waitingForPath:
-            return [.skipWait(because: reason)] + connectIfWanted(wantsConnection, evenWithoutPath: evenWithoutPath)
+            return [.skipWait(because: reason)] + connectIfWanted(wantsConnection, evenWithoutPath: true)
         case .idle, .linked, .stopped:
             return []
         }
