@@ -6,6 +6,11 @@
 #   scripts/soak.sh                      10 rounds of the whole suite, as scripts/test.sh runs it
 #   scripts/soak.sh -n 3 --filter Fan    3 rounds of the tests matching a `swift test --filter` pattern
 #   scripts/soak.sh --no-load            without the CPU burners
+#   scripts/soak.sh --scale 1            test deadlines unstretched (default 3)
+#
+# The burners make a test take many times its own time, and Swift Testing starts a group's tests at once on as many
+# threads as there are cores: real-time deadlines, which only bound a hang, are stretched by VORTEX_TEST_TIME_SCALE
+# (default 3 here, as scripts/sanitize.sh stretches them), or a 20 s wait runs out while its test queues.
 #
 # It builds once (`swift build --build-tests`), then each round runs `swift test --skip-build`: the whole suite in the
 # groups of scripts/lib/test-groups.sh (as scripts/test.sh does), or just the --filter pattern (no spaces in it).
@@ -16,21 +21,28 @@ cd "$(dirname "$0")/.."
 rounds=10
 filter=""
 load=1
+scale=3
 while [ $# -gt 0 ]; do
   case "$1" in
     -n | --rounds) rounds="$2"; shift 2 ;;
     --filter) filter="$2"; shift 2 ;;
     --no-load) load=0; shift ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --scale) scale="$2"; shift 2 ;;
+    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "soak.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+if ! [[ "$scale" =~ ^[1-9][0-9]*$ ]]; then
+  echo "soak.sh: --scale takes a whole number ≥ 1, got $scale" >&2
+  exit 2
+fi
 if ! [[ "$rounds" =~ ^[1-9][0-9]*$ ]]; then
   echo "soak.sh: -n takes a whole number of rounds ≥ 1, got $rounds" >&2
   exit 2
 fi
 
 source scripts/lib/test-env.sh
+export VORTEX_TEST_TIME_SCALE="$scale"
 swift build --build-tests
 
 logs=.build/soak
